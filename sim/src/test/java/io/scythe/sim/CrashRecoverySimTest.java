@@ -25,7 +25,7 @@ class CrashRecoverySimTest extends SimVertxTest {
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {"scythe", "scythe-occ", "ford-occ", "farm-occ"})
+    @ValueSource(strings = {"scythe", "scythe-occ", "ford-occ", "farm-occ", "scythe:shared"})
     void shouldRecoverACrashedComputeNodeWithEveryCheckOn(final String protocol) throws Exception {
         for (final Explorer.Workload w : List.of(Explorer.Workload.SMALLBANK, Explorer.Workload.CHURN)) {
             final ByteArrayOutputStream printed = new ByteArrayOutputStream();

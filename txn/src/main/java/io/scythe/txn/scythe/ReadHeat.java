@@ -17,7 +17,8 @@ import java.util.function.LongSupplier;
  * clients, θ 0.99) most of Scythe's aborts were TOCC reads refused for timestamp order behind other readers; on
  * SmallBank the read-only Balance and WriteCheck's savings read queue behind each other the same way. The paper has
  * no shared ticket (its lock has {@code lower}, {@code upper} and {@code queued_ts} only), so instead of inventing
- * one, a read the attempt will not write follows the object's heat: OCC while reading it optimistically succeeds,
+ * one (the protocol {@code scythe:shared} does: {@link TakeoutLock#lockShared}), a read the attempt will not write
+ * follows the object's heat: OCC while reading it optimistically succeeds,
  * TOCC's queue once it did not. An object that is written as often as read (TPC-C's warehouse row, which Payment
  * writes and NewOrder reads) aborts an optimistic read and is queued on from then on, as before.
  *
@@ -39,6 +40,8 @@ final class ReadHeat {
 
     private final LongSupplier nowNs;
     private final Long2LongHashMap lastAbortNs = new Long2LongHashMap(NONE);
+    /** Objects written after a shared read of them ({@link #writtenAfterSharedRead}), when. */
+    private final Long2LongHashMap writtenAfterShared = new Long2LongHashMap(NONE);
 
     ReadHeat(final LongSupplier nowNs) {
         this.nowNs = nowNs;
@@ -57,6 +60,26 @@ final class ReadHeat {
             lastAbortNs.clear();
         }
         lastAbortNs.put(object, nowNs.getAsLong());
+    }
+
+    /**
+     * A TOCC attempt wrote {@code object} after it read it with a shared ticket (which cannot be upgraded: it
+     * aborted): its reads of it take exclusive tickets for {@link HotColdRetry#HOT_WINDOW_NS} from now.
+     */
+    void writtenAfterSharedRead(final long object) {
+        if (object == 0) {
+            return;
+        }
+        if (writtenAfterShared.size() >= TRACKED_OBJECTS && !writtenAfterShared.containsKey(object)) {
+            writtenAfterShared.clear();
+        }
+        writtenAfterShared.put(object, nowNs.getAsLong());
+    }
+
+    /** Whether a queued TOCC read of {@code object} may take a shared ticket (not written after one lately). */
+    boolean shareable(final long object) {
+        final long last = writtenAfterShared.get(object);
+        return last == NONE || nowNs.getAsLong() - last >= HotColdRetry.HOT_WINDOW_NS;
     }
 
     /** Whether a TOCC read of {@code object} queues on its Takeout Lock (it is hot for reads) or READs it as OCC. */

@@ -51,6 +51,46 @@ public final class ScytheModule implements ProtocolModule {
                 ? new AdaptiveWatermarks(runtime.watermarks(), ADAPTIVE_OBJECTS) : null);
         }
 
+        /** {@code scythe:shared}: {@link #SHARED_READS}. */
+        @Override
+        public Protocol configured(final String options) {
+            if (!SHARED_OPTION.equals(options)) {
+                throw new IllegalArgumentException("protocol 'scythe' takes the option '" + SHARED_OPTION
+                    + "' (scythe:" + SHARED_OPTION + "), not '" + options + "'");
+            }
+            return SHARED_READS;
+        }
+
+        @Override
+        public String toString() {
+            return name();
+        }
+    };
+
+    /** The option of {@code scythe} that makes {@link #SHARED_READS}. */
+    public static final String SHARED_OPTION = "shared";
+
+    /**
+     * {@code scythe:shared}: Scythe whose TOCC reads of objects hot for reads, not written by the attempt, take shared
+     * (reader) tickets ({@link TakeoutLock#lockShared}): a design deviation behind an option, measured against
+     * {@code scythe} ({@link ScytheTxn}'s class doc).
+     */
+    public static final Protocol SHARED_READS = new Protocol() {
+        @Override
+        public String name() {
+            return "scythe:" + SHARED_OPTION;
+        }
+
+        @Override
+        public Txn begin(final TxnRuntime runtime, final boolean hot) {
+            return new ScytheTxn(runtime, hot, true);
+        }
+
+        @Override
+        public RetryPolicy retryPolicy(final TxnRuntime runtime, final JsonObject options) {
+            return SCYTHE.retryPolicy(runtime, options);
+        }
+
         @Override
         public String toString() {
             return name();

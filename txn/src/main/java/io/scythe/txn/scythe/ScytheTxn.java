@@ -32,6 +32,19 @@ import java.util.List;
  * ticket, so queuing such reads made readers of one object wait for each other (measured in {@link ReadHeat}). A refusal for timestamp order aborts it; one above the hot watermark is waited out on the
  * compute node and asked again, up to {@link #FULL_QUEUE_WAITS} times, before it aborts.
  *
+ * <p>Deviation, behind the option {@code scythe:shared} (issue 22, helper tpccshare): a TOCC read of an object hot
+ * for reads that the attempt does not write takes a <b>shared (reader) ticket</b> ({@link TakeoutLock#lockShared}):
+ * consecutive readers share one turn, a writer behind them waits for all of them, readers behind a writer wait for it
+ * (tickets stay first come, first served: no writer starved). Neither the paper nor its code has one. Readers of a run
+ * release in any order, so a shared ticket is released through its memory node ({@link LockRpc#UNLOCK_SHARED}, beside
+ * the write-back: past the lock point), which records it for recovery ({@link TicketLedger}); an attempt that writes
+ * an object it holds shared aborts (no upgrade) and this loop's reads of it take exclusive tickets for a while
+ * ({@link ReadHeat#writtenAfterSharedRead}). Measured side by side in one run: README, TPC-C section ("shared
+ * tickets"): simulator, {@code sim --workload W --clients C --on-abort scythe --duration 10ms}, seeds 1-3, TPC-C (2
+ * warehouses) 14.4-16.4 -> 20.5-22.8 K txn/s at 64 clients and 9.5-10.3 -> 16.0-19.5 at 128, YCSB θ 0.99 +5-18 %,
+ * SmallBank θ 0.99 even (-4 to +1 %). Not the default yet only because making it so re-baselines every scythe row of
+ * the simulator fingerprint and the tests that pin scythe's simulated numbers (README).
+ *
  * <p>A refusal for timestamp order while the attempt holds other locks aborts it, as §4.2.2 (3) says; the paper is
  * silent on asking again. Tried and not taken (issue 22, helper tpccreask): waiting the refusal's hangout and asking
  * again with the same timestamp, within the same {@link #FULL_QUEUE_WAITS}. The refusal says a younger request is
@@ -74,6 +87,8 @@ import java.util.List;
  */
 public final class ScytheTxn extends OneSidedTxn {
     private final boolean hot;
+    /** Reads of objects hot for reads take shared (reader) tickets ({@code scythe:shared}; class doc). */
+    private final boolean sharedReads;
     /** READs of an object a read-only TOCC attempt finds held before it aborts ({@link #readUnlocked}; class doc). */
     static final int READ_ONLY_READS = 20;
     /** The pause between them: the paper's heuristic wait (§4.4 (2), 20 us). */
@@ -87,8 +102,14 @@ public final class ScytheTxn extends OneSidedTxn {
     private int lockRequests;
 
     public ScytheTxn(final TxnRuntime runtime, final boolean hot) {
+        this(runtime, hot, false);
+    }
+
+    /** @param sharedReads a TOCC read of an object it does not write takes a shared ticket ({@code scythe:shared}) */
+    public ScytheTxn(final TxnRuntime runtime, final boolean hot, final boolean sharedReads) {
         super(runtime);
         this.hot = hot;
+        this.sharedReads = sharedReads;
         this.optimistic = hot ? new ArrayList<>(2) : null;
     }
 
@@ -122,8 +143,9 @@ public final class ScytheTxn extends OneSidedTxn {
             // TOCC queues on what it will write (§4.2.2 (1)); what it only reads follows the object's heat: queued
             // once an optimistic read of it aborted a TOCC attempt, else READ as OCC and validated at commit, so that
             // readers of an object nobody is writing do not hold it exclusively against each other ({@link ReadHeat}).
-            if (forUpdate || !declaredReadOnly && ReadHeat.of(runtime).hot(AbortException.objectOf(table, key))) {
-                return queuedRead(table, key);
+            final long object = AbortException.objectOf(table, key);
+            if (forUpdate || !declaredReadOnly && ReadHeat.of(runtime).hot(object)) {
+                return queuedRead(table, key, !forUpdate && sharedReads && ReadHeat.of(runtime).shareable(object));
             }
             return optimisticRead(table, key);
         }
@@ -184,10 +206,10 @@ public final class ScytheTxn extends OneSidedTxn {
         }
     }
 
-    private Future<UnsafeBuffer> queuedRead(final String table, final long key) {
+    private Future<UnsafeBuffer> queuedRead(final String table, final long key, final boolean shared) {
         return readVia(table, key, a -> once(a, x -> {
             lockRequests++; // from before its timestamp is known: askAgain must not renew one it is about to use
-            return io.scythe.txn.onesided.Futures.relay(timestamp().compose(ts -> lock(x, ts, true)),
+            return io.scythe.txn.onesided.Futures.relay(timestamp().compose(ts -> lock(x, ts, true, 0, shared)),
                 () -> lockRequests--).compose(held -> {
                 final org.agrona.DirectBuffer object = grant(held).object();
                 if (object != null && object.capacity() == held.slotBytes()) {
@@ -212,14 +234,15 @@ public final class ScytheTxn extends OneSidedTxn {
     static final int FULL_QUEUE_WAITS = 8;
 
     private Future<Access> lock(final Access a, final long ts, final boolean withObject) {
-        return lock(a, ts, withObject, 0);
+        return lock(a, ts, withObject, 0, false);
     }
 
-    private Future<Access> lock(final Access a, final long ts, final boolean withObject, final int waits) {
+    private Future<Access> lock(final Access a, final long ts, final boolean withObject, final int waits,
+                                final boolean shared) {
         if (!withObject) {
             lockRequests++;
         }
-        return locks().lock(a.partition.node(), a.partition.descriptor(), a.pointer, ts, hot, withObject, id)
+        return locks().lock(a.partition.node(), a.partition.descriptor(), a.pointer, ts, hot, withObject, id, shared)
             .transform(ar -> {
                 if (!withObject) {
                     lockRequests--;
@@ -236,10 +259,10 @@ public final class ScytheTxn extends OneSidedTxn {
                         // instead while holding (issue 22, measured): TPC-C 22.5 -> 22.7 K/s, P99 10.7 -> 10.8 ms;
                         // SmallBank 566 -> 523 K/s, P99 3.2 -> 3.7 ms; YCSB 165 -> 169 K/s. Not taken: the wait stays.
                         return runtime.timers().after(locks().backoffNs(a.partition.node(),
-                            refused.queued() - runtime.watermarks().hot())).compose(v -> askAgain(a, ts, waits));
+                            refused.queued() - runtime.watermarks().hot())).compose(v -> askAgain(a, ts, waits, shared));
                     }
                     if (refused.status() == TakeoutLock.REFUSED_ORDER && holdsNothing()) {
-                        return askAgain(a, ts, waits); // with a new timestamp: younger than those queued
+                        return askAgain(a, ts, waits, shared); // with a new timestamp: younger than those queued
                     }
                 }
                 if (ar.succeeded()) {
@@ -247,7 +270,7 @@ public final class ScytheTxn extends OneSidedTxn {
                     a.locked = true;
                     if (finished) { // the attempt was given up while this request waited: let go at once
                         a.locked = false;
-                        return releaseLate(a.partition.node(), () -> locks().unlock(grant(a))).compose(v ->
+                        return releaseLate(a.partition.node(), () -> release(a)).compose(v ->
                             Future.failedFuture(new AbortException(AbortReason.LOCKED, "attempt over")));
                     }
                     return Future.succeededFuture(a);
@@ -282,15 +305,15 @@ public final class ScytheTxn extends OneSidedTxn {
      * queue had room again: 22,398 of SmallBank's 22,456 TOCC timestamp-order aborts). Holding a lock, it keeps its
      * timestamp: a younger one could wait for an older one that waits for it.
      */
-    private Future<Access> askAgain(final Access a, final long ts, final int waits) {
+    private Future<Access> askAgain(final Access a, final long ts, final int waits, final boolean shared) {
         if (finished) {
             return Future.failedFuture(new AbortException(AbortReason.LOCKED, "attempt over"));
         }
         if (!holdsNothing()) {
-            return lock(a, ts, true, waits + 1);
+            return lock(a, ts, true, waits + 1, shared);
         }
         timestamp = runtime.tso().next();
-        return timestamp.compose(fresh -> lock(a, fresh, true, waits + 1));
+        return timestamp.compose(fresh -> lock(a, fresh, true, waits + 1, shared));
     }
 
     /** No lock held and no other Lock request out: the attempt's timestamp has ordered nothing yet. */
@@ -308,6 +331,16 @@ public final class ScytheTxn extends OneSidedTxn {
 
     private TakeoutLockClient locks() {
         return TakeoutLockClient.of(runtime);
+    }
+
+    /** Releases {@code a}'s ticket: the FAA on {@code upper}, or a shared one through its memory node. */
+    private Future<Void> release(final Access a) {
+        return grant(a).shared() ? locks().unlockShared(grant(a)) : locks().unlock(grant(a));
+    }
+
+    /** Whether {@code a} is held with a shared (reader) ticket. */
+    private static boolean heldShared(final Access a) {
+        return a.locked && a.held instanceof TakeoutLockClient.Grant g && g.shared();
     }
 
     /** The Takeout grant this attempt holds on {@code a}. */
@@ -338,6 +371,13 @@ public final class ScytheTxn extends OneSidedTxn {
         final List<Future<?>> locking = new ArrayList<>(accesses.size() + 1);
         for (int i = 0; i < accesses.size(); i++) {
             final Access a = accesses.get(i);
+            if (a.dirty && heldShared(a)) {
+                // A shared ticket cannot become exclusive (other readers of its run hold the object too): the attempt
+                // aborts, and this loop's reads of the object take exclusive tickets for a while (ReadHeat).
+                ReadHeat.of(runtime).writtenAfterSharedRead(AbortException.objectOf(a.table, a.key));
+                return Future.failedFuture(new AbortException(AbortReason.LOCKED, 0, a.table, a.key, "key " + a.key
+                    + " of " + a.table + " was read with a shared ticket, then written"));
+            }
             if (a.dirty && !a.locked) {
                 locking.add(lock(a, ts));
             }
@@ -359,8 +399,31 @@ public final class ScytheTxn extends OneSidedTxn {
     /** Writes back with {@code ts} and releases every held lock with the FAA on its {@code upper}. */
     @Override
     protected Future<Void> commitWriteBack(final long ts) {
-        return writeBack(ts, a -> a.locked,
+        if (!sharedReads) {
+            return writeBack(ts, a -> a.locked,
+                (batch, a) -> batch.fetchAndAdd(grant(a).upperAddress(), grant(a).rkey(), 1));
+        }
+        // Shared tickets are released through their memory nodes, beside the write-back: past the lock point (every
+        // lock held, validation done) a read lock may go before the writes land (two-phase locking).
+        List<Future<Void>> shared = null;
+        for (int i = 0; i < accesses.size(); i++) {
+            final Access a = accesses.get(i);
+            if (heldShared(a)) {
+                a.locked = false;
+                if (shared == null) {
+                    shared = new ArrayList<>(2);
+                }
+                // A release that fails gives the loop up (its ticket stays for recovery); the commit stands.
+                shared.add(releaseLate(a.partition.node(), () -> locks().unlockShared(grant(a))).otherwiseEmpty());
+            }
+        }
+        final Future<Void> written = writeBack(ts, a -> a.locked,
             (batch, a) -> batch.fetchAndAdd(grant(a).upperAddress(), grant(a).rkey(), 1));
+        if (shared == null) {
+            return written;
+        }
+        shared.add(written);
+        return Future.join(shared).transform(ar -> written);
     }
 
     /** The commit's validation: TOCC holds what it read, so only its absent keys; OCC also everything it read. */
@@ -425,6 +488,6 @@ public final class ScytheTxn extends OneSidedTxn {
 
     @Override
     public Future<Void> abort() {
-        return releaseHeld(a -> locks().unlock(grant(a)));
+        return releaseHeld(this::release);
     }
 }

@@ -68,6 +68,113 @@ public final class TakeoutLock {
         public long ticket;
         public long upper;
         public long queuedTs;
+        /** A shared ticket's turn: it holds the lock once {@code upper >= turn}; -1 unless a shared grant. */
+        public long turn = -1;
+    }
+
+    /**
+     * A memory node's trailing reader run of each object it granted shared tickets of: tickets
+     * {@code [start, next)} are readers granted together, and {@code tsBefore} is the largest timestamp queued ahead
+     * of them when the run began. Valid only while {@code next == lower} (nothing else took a ticket since: not a
+     * writer, not an insert); otherwise the next reader begins a new run. Losing a run (the table is forgotten when it
+     * fills, or two services of one node each keep their own) only makes a reader begin a new run, which waits for
+     * everything ahead: the conservative choice, never a wrong grant. Guarded by the object's stripe lock.
+     */
+    public static final class Runs {
+        private static final int TRACKED_OBJECTS = 1 << 16;
+        private final org.agrona.collections.Long2ObjectHashMap<Run> byObject =
+            new org.agrona.collections.Long2ObjectHashMap<>();
+
+        private Run trailing(final long object, final long lower) {
+            final Run run = byObject.get(object);
+            return run != null && run.next == lower && run.start <= lower ? run : null;
+        }
+
+        private void extend(final long object, final Run trailing, final long ticket, final long tsBefore) {
+            if (trailing != null) {
+                trailing.next = ticket + 1;
+                return;
+            }
+            Run run = byObject.get(object);
+            if (run == null) {
+                if (byObject.size() >= TRACKED_OBJECTS) {
+                    byObject.clear();
+                }
+                run = new Run();
+                byObject.put(object, run);
+            }
+            run.start = ticket;
+            run.next = ticket + 1;
+            run.tsBefore = tsBefore;
+        }
+    }
+
+    private static final class Run {
+        long start;
+        long next;
+        long tsBefore;
+    }
+
+    /**
+     * The tickets a shared request on the object at {@code header} would wait for now (its turn less {@code upper}):
+     * 0 when it would join a reader run already served. Racy (no stripe lock): for the heuristic wait only.
+     */
+    public static long sharedAhead(final AtomicBuffer objects, final int header, final long object, final Runs runs) {
+        final long lower = objects.getLongVolatile(header + ObjectLayout.LOWER_OFFSET);
+        final long upper = objects.getLongVolatile(header + ObjectLayout.UPPER_OFFSET);
+        final Run run = runs.trailing(object, lower);
+        return Math.max(0, (run != null ? run.start : lower) - upper);
+    }
+
+    /**
+     * The Lock rule for a shared (reader) ticket, a deviation (the paper's lock has exclusive tickets only; issue 22):
+     * a reader arriving while the last ticket granted was a reader's joins that reader run and shares its turn, the
+     * run's first ticket; otherwise its own ticket begins a new run. A reader holds the lock once {@code upper >= turn}
+     * (every ticket ahead of the run released) and releases with +1 on {@code upper} like any holder, so a writer (an
+     * exclusive ticket, {@code upper == ticket}) behind the run waits for every reader of it, and readers behind that
+     * writer begin a run of their own after it: tickets stay first come, first served, so no writer is starved by a
+     * stream of readers.
+     *
+     * <p>Timestamp order, like the exclusive rule's, only on those it waits for: the refusal keeps every wait from a
+     * younger to an older timestamp (no deadlock). A reader joining a run already served waits for nobody, so it is
+     * never refused for order; one joining a run still waiting is ordered against what was queued ahead of the run
+     * ({@code tsBefore}). Its timestamp raises {@code queued_ts} all the same, so a writer behind it is ordered after
+     * it. The watermark counts the tickets ahead of its turn ({@link Outcome#queued} reports them).
+     */
+    public static Outcome lockShared(final AtomicBuffer objects, final int header, final long object, final long ts,
+                                     final Watermarks watermarks, final Runs runs, final Outcome out) {
+        final int lowerAt = header + ObjectLayout.LOWER_OFFSET;
+        final int queuedTsAt = header + ObjectLayout.QUEUED_TS_OFFSET;
+        synchronized (STRIPE_LOCKS[(header >>> 6) & (STRIPES - 1)]) {
+            final long lower = objects.getLongVolatile(lowerAt);
+            final long upper = objects.getLongVolatile(header + ObjectLayout.UPPER_OFFSET);
+            final long queuedTs = objects.getLongVolatile(queuedTsAt);
+            final Run trailing = runs.trailing(object, lower);
+            final long turn = trailing != null ? trailing.start : lower;
+            final long tsBefore = trailing != null ? trailing.tsBefore : lower > upper ? queuedTs : Long.MIN_VALUE;
+            final long ahead = Math.max(0, turn - upper);
+            out.queued = ahead;
+            out.upper = upper;
+            out.queuedTs = queuedTs;
+            out.ticket = -1;
+            out.turn = -1;
+            if (ahead > 0 && ts < tsBefore) {
+                out.status = REFUSED_ORDER;
+            } else if (ahead > watermarks.hot()) {
+                out.status = REFUSED_HOT;
+            } else {
+                out.status = GRANTED;
+                out.ticket = lower;
+                out.turn = turn;
+                if (ts > queuedTs) {
+                    objects.putLongVolatile(queuedTsAt, ts);
+                    out.queuedTs = ts;
+                }
+                runs.extend(object, trailing, lower, tsBefore);
+                objects.putLongVolatile(lowerAt, lower + 1);
+            }
+            return out;
+        }
     }
 
     /**
@@ -88,6 +195,7 @@ public final class TakeoutLock {
             out.upper = upper;
             out.queuedTs = queuedTs;
             out.ticket = -1;
+            out.turn = -1;
             // Fig. 14 refuses on any of the three conditions; which one is reported is ours to choose, and a COLD
             // request over the cold watermark is told so first: the object is hot and it should retry as TOCC.
             if (!hot && queued > watermarks.cold()) {

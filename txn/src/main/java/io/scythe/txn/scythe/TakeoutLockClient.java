@@ -69,7 +69,14 @@ public final class TakeoutLockClient {
      * that was free at once (then still its version), or -1 when the transaction had to wait its turn.
      */
     public record Grant(String node, long upperAddress, int rkey, long ticket, long queuedAtRequest, long waitedNs,
-                        long versionAtGrant, org.agrona.DirectBuffer object) {
+                        long versionAtGrant, org.agrona.DirectBuffer object, boolean shared, int tableId,
+                        long pointer) {
+        /** An exclusive ticket's grant. */
+        public Grant(final String node, final long upperAddress, final int rkey, final long ticket,
+                     final long queuedAtRequest, final long waitedNs, final long versionAtGrant,
+                     final org.agrona.DirectBuffer object) {
+            this(node, upperAddress, rkey, ticket, queuedAtRequest, waitedNs, versionAtGrant, object, false, 0, 0);
+        }
     }
 
     /**
@@ -91,13 +98,26 @@ public final class TakeoutLockClient {
      */
     public Future<Grant> lock(final String node, final TableDescriptor table, final long pointer, final long ts,
                               final boolean hot, final boolean withObject, final long txnId) {
+        return lock(node, table, pointer, ts, hot, withObject, txnId, false);
+    }
+
+    /**
+     * As {@link #lock(String, TableDescriptor, long, long, boolean, boolean, long)}; {@code shared}: a reader's
+     * ticket ({@link TakeoutLock#lockShared}, HOT only), held once {@code upper} reaches its turn and released with
+     * {@link #unlockShared}, never with {@link #unlock}.
+     */
+    public Future<Grant> lock(final String node, final TableDescriptor table, final long pointer, final long ts,
+                              final boolean hot, final boolean withObject, final long txnId, final boolean shared) {
+        if (shared && !hot) {
+            throw new IllegalArgumentException("a shared Takeout ticket is a HOT (TOCC) request");
+        }
         request.putInt(LockRpc.TABLE_OFFSET, table.schema().id());
         request.putInt(LockRpc.MODE_OFFSET, (hot ? LockRpc.MODE_HOT : LockRpc.MODE_COLD)
-            | (withObject ? LockRpc.WITH_OBJECT : 0));
+            | (withObject ? LockRpc.WITH_OBJECT : 0) | (shared ? LockRpc.SHARED : 0));
         request.putLong(LockRpc.POINTER_OFFSET, pointer);
         request.putLong(LockRpc.TS_OFFSET, ts);
         request.putLong(LockRpc.TXN_OFFSET, txnId);
-        final Granting granting = new Granting(node, table, pointer, timers.nowNs());
+        final Granting granting = new Granting(node, table, pointer, timers.nowNs(), shared);
         request(node).onComplete(granting);
         return granting;
     }
@@ -113,12 +133,15 @@ public final class TakeoutLockClient {
         private final TableDescriptor table;
         private final long pointer;
         private final long start;
+        private final boolean shared;
 
-        Granting(final String node, final TableDescriptor table, final long pointer, final long start) {
+        Granting(final String node, final TableDescriptor table, final long pointer, final long start,
+                 final boolean shared) {
             this.node = node;
             this.table = table;
             this.pointer = pointer;
             this.start = start;
+            this.shared = shared;
         }
 
         @Override
@@ -135,10 +158,12 @@ public final class TakeoutLockClient {
                 final long ticket = reply.getLong(LockRpc.TICKET_OFFSET);
                 final long upper = reply.getLong(LockRpc.UPPER_OFFSET);
                 final long queued = reply.getLong(LockRpc.QUEUED_OFFSET);
-                if (upper != ticket) {
+                final Turn turn = new Turn(node, upperAddress, rkey, ticket, shared ? reply.getLong(LockRpc.TURN_OFFSET)
+                    : ticket, shared, table.schema().id(), pointer, queued, start);
+                if (!turn.served(upper)) {
                     final Promise<Grant> held = Promise.promise();
-                    awaitTurn(node, upperAddress, rkey, ticket, srtt(node).hangoutNs(ticket - upper, INITIAL_RTT_NS),
-                        queued, start, new UnsafeBuffer(new byte[8]), held, 0);
+                    awaitTurn(turn, srtt(node).hangoutNs(turn.turn - upper, INITIAL_RTT_NS),
+                        new UnsafeBuffer(new byte[8]), held, 0);
                     held.future().onComplete((g, f) -> {
                         if (f == null) {
                             tryComplete(g);
@@ -153,7 +178,7 @@ public final class TakeoutLockClient {
                     && reply.capacity() >= LockRpc.REPLY_BYTES + objectBytes
                     ? new UnsafeBuffer(reply, LockRpc.REPLY_BYTES, objectBytes) : null;
                 grant = new Grant(node, upperAddress, rkey, ticket, queued, 0, reply.getLong(LockRpc.VERSION_OFFSET),
-                    object);
+                    object, shared, table.schema().id(), pointer);
             } catch (final Throwable e) {
                 tryFail(e);
                 return;
@@ -173,6 +198,30 @@ public final class TakeoutLockClient {
             .mapEmpty();
     }
 
+    /**
+     * Releases a shared ticket through the memory node ({@link LockRpc#UNLOCK_SHARED}), which records it released for
+     * recovery. Fails when the node answers that this node holds no such ticket (nothing changed there).
+     */
+    public Future<Void> unlockShared(final Grant grant) {
+        if (!grant.shared()) {
+            return Future.failedFuture(new IllegalArgumentException("ticket " + grant.ticket()
+                + " is exclusive: it is released by unlock"));
+        }
+        request.putInt(LockRpc.TABLE_OFFSET, grant.tableId());
+        request.putInt(LockRpc.MODE_OFFSET, 0);
+        request.putLong(LockRpc.POINTER_OFFSET, grant.pointer());
+        request.putLong(LockRpc.TS_OFFSET, grant.ticket());
+        request.putLong(LockRpc.TXN_OFFSET, 0);
+        return request(grant.node(), LockRpc.UNLOCK_SHARED).map(r -> {
+            final UnsafeBuffer reply = replyOf(r);
+            if (reply.getInt(LockRpc.STATUS_OFFSET) != TakeoutLock.GRANTED) {
+                throw new IllegalStateException("shared Takeout ticket " + grant.ticket() + " on " + grant.node()
+                    + " not released: the memory node says this node does not hold it");
+            }
+            return null;
+        });
+    }
+
     /** Poll READs that may fail in a row before the ticket is given up as in doubt (about 50 ms of pauses). */
     static final int MAX_POLL_FAILURES = 20;
     /** Pause after the first failed poll, doubling up to 1024 times as long. */
@@ -183,17 +232,21 @@ public final class TakeoutLockClient {
      * is ready ({@code Rocket#call} copies the request before it returns), else from a copy once the Rocket is.
      */
     private Future<RpcReply> request(final String node) {
+        return request(node, LockRpc.LOCK);
+    }
+
+    private Future<RpcReply> request(final String node, final int verb) {
         final Future<Rocket> rocket = rockets.apply(node);
         if (io.scythe.txn.onesided.Futures.ready(rocket)) {
             try {
-                return rocket.result().call(LockRpc.LOCK, request);
+                return rocket.result().call(verb, request);
             } catch (final RuntimeException e) {
                 return Future.failedFuture(e); // as Futures.then
             }
         }
         final UnsafeBuffer copy = new UnsafeBuffer(new byte[LockRpc.REQUEST_BYTES]);
         copy.putBytes(0, request, 0, LockRpc.REQUEST_BYTES);
-        return rocket.compose(r -> r.call(LockRpc.LOCK, copy));
+        return rocket.compose(r -> r.call(verb, copy));
     }
 
     /** The Lock RPC's reply {@code r} from {@code node} when granted; throws the refusal otherwise. */
@@ -218,9 +271,12 @@ public final class TakeoutLockClient {
     }
 
     /** Waits {@code pauseNs}, READs {@code upper}, and again (the hangout for those still ahead) until it is served. */
-    private void awaitTurn(final String node, final long upperAddress, final int rkey, final long ticket,
-                           final long pauseNs, final long queued, final long start, final UnsafeBuffer upperBuf,
-                           final Promise<Grant> held, final int failuresInARow) {
+    private void awaitTurn(final Turn t, final long pauseNs, final UnsafeBuffer upperBuf, final Promise<Grant> held,
+                           final int failuresInARow) {
+        final String node = t.node;
+        final long upperAddress = t.upperAddress;
+        final int rkey = t.rkey;
+        final long ticket = t.ticket;
         final Srtt s = srtt(node);
         timers.after(pauseNs).compose(v -> channels.apply(node)).compose(ch -> {
             final long sent = timers.nowNs();
@@ -237,11 +293,10 @@ public final class TakeoutLockClient {
                 // for again (a refusal at once, a failure after a growing pause); a memory node unreachable that long
                 // (fenced, dead) fails the request as in doubt, on which the caller gives its loop up to recovery.
                 if (io.scythe.txn.Refusal.forNow(ar.cause())) {
-                    awaitTurn(node, upperAddress, rkey, ticket, s.hangoutNs(1, INITIAL_RTT_NS), queued, start,
-                        upperBuf, held, failuresInARow);
+                    awaitTurn(t, s.hangoutNs(1, INITIAL_RTT_NS), upperBuf, held, failuresInARow);
                 } else if (failuresInARow + 1 < MAX_POLL_FAILURES) {
-                    awaitTurn(node, upperAddress, rkey, ticket, POLL_RETRY_PAUSE_NS << Math.min(failuresInARow, 10),
-                        queued, start, upperBuf, held, failuresInARow + 1);
+                    awaitTurn(t, POLL_RETRY_PAUSE_NS << Math.min(failuresInARow, 10), upperBuf, held,
+                        failuresInARow + 1);
                 } else {
                     held.fail(new TicketInDoubtException("Takeout ticket " + ticket + " of the lock at "
                         + Long.toHexString(upperAddress) + " on " + node + ": " + MAX_POLL_FAILURES + " polls in a row "
@@ -250,17 +305,24 @@ public final class TakeoutLockClient {
                 return;
             }
             final long upper = ar.result();
-            if (upper == ticket) {
-                held.complete(new Grant(node, upperAddress, rkey, ticket, queued, timers.nowNs() - start, -1,
-                    null));
-            } else if (upper > ticket) {
+            if (t.served(upper)) {
+                held.complete(new Grant(node, upperAddress, rkey, ticket, t.queued, timers.nowNs() - t.start, -1,
+                    null, t.shared, t.tableId, t.pointer));
+            } else if (!t.shared && upper > ticket) {
                 held.fail(new IllegalStateException("Takeout Lock at " + Long.toHexString(upperAddress) + " on " + node
                     + " served ticket " + upper + " past ours (" + ticket + ") without us: unlocked by someone else"));
             } else {
-                awaitTurn(node, upperAddress, rkey, ticket, s.hangoutNs(ticket - upper, INITIAL_RTT_NS), queued,
-                    start, upperBuf, held, 0);
+                awaitTurn(t, s.hangoutNs(t.turn - upper, INITIAL_RTT_NS), upperBuf, held, 0);
             }
         });
+    }
+
+    /** A granted ticket waiting for its turn: {@code upper == ticket} (exclusive) or {@code upper >= turn} (shared). */
+    private record Turn(String node, long upperAddress, int rkey, long ticket, long turn, boolean shared, int tableId,
+                        long pointer, long queued, long start) {
+        boolean served(final long upper) {
+            return shared ? upper >= turn : upper == ticket;
+        }
     }
 
     private Srtt srtt(final String node) {

@@ -19,7 +19,8 @@ import java.util.List;
  * Fig. 16): requests that crossed on the network queue in timestamp order after all. A HOT request that finds its
  * object's queue between the watermarks is held back {@link TakeoutLock#DEFER_NS} first (§4.4 (2), Aurogon's
  * deferral), then granted in a later round with whatever arrived meanwhile, sorted. Runs on the RPC server's loop,
- * which polls it while requests are held back.
+ * which polls it while requests are held back. A SHARED request takes a reader's ticket
+ * ({@link TakeoutLock#lockShared}), released by {@link LockRpc#UNLOCK_SHARED} here (recorded in the ledger).
  */
 public final class TakeoutLockService implements io.scythe.bridge.Bridge.Poller {
     private final LogDb db;
@@ -42,6 +43,10 @@ public final class TakeoutLockService implements io.scythe.bridge.Bridge.Poller 
     private long hotRequests;
     /** Who holds or queues for each ticket, for recovery; null when not tracked. */
     private TicketLedger ledger;
+    /** The trailing reader run of each object granted shared tickets ({@link TakeoutLock#lockShared}). */
+    private final TakeoutLock.Runs runs = new TakeoutLock.Runs();
+    private long sharedGranted;
+    private long sharedReleased;
 
     private static final Comparator<Pending> BY_OBJECT_THEN_TS = (a, b) -> {
         final int byObject = Long.compare(a.pointer, b.pointer);
@@ -63,6 +68,7 @@ public final class TakeoutLockService implements io.scythe.bridge.Bridge.Poller 
 
     public TakeoutLockService register(final RpcServer server) {
         server.handle(LockRpc.LOCK, this::onLock);
+        server.handle(LockRpc.UNLOCK_SHARED, this::onUnlockShared);
         server.onRoundEnd(this::grantRound);
         return this;
     }
@@ -76,11 +82,13 @@ public final class TakeoutLockService implements io.scythe.bridge.Bridge.Poller 
         }
         final int tableId = p.getInt(at + LockRpc.TABLE_OFFSET);
         final int flags = p.getInt(at + LockRpc.MODE_OFFSET);
-        final int mode = flags & ~LockRpc.WITH_OBJECT;
+        final int mode = flags & ~(LockRpc.WITH_OBJECT | LockRpc.SHARED);
+        final boolean shared = (flags & LockRpc.SHARED) != 0;
         final long pointer = p.getLong(at + LockRpc.POINTER_OFFSET);
         final Table table = db.table(tableId);
         final int header = table == null ? -1 : table.offsetOf(pointer);
-        if (header < 0 || (mode != LockRpc.MODE_COLD && mode != LockRpc.MODE_HOT)) {
+        if (header < 0 || (mode != LockRpc.MODE_COLD && mode != LockRpc.MODE_HOT)
+            || shared && mode != LockRpc.MODE_HOT) {
             answerBad(responder);
             return;
         }
@@ -90,6 +98,7 @@ public final class TakeoutLockService implements io.scythe.bridge.Bridge.Poller 
         pending.pointer = pointer;
         pending.hot = mode == LockRpc.MODE_HOT;
         pending.withObject = (flags & LockRpc.WITH_OBJECT) != 0;
+        pending.shared = shared;
         pending.ts = p.getLong(at + LockRpc.TS_OFFSET);
         pending.txn = p.getLong(at + LockRpc.TXN_OFFSET);
         pending.responder = responder;
@@ -117,7 +126,8 @@ public final class TakeoutLockService implements io.scythe.bridge.Bridge.Poller 
         for (final Pending pending : round) {
             if (pending.hot && !pending.heldBack) {
                 final int at = pending.header;
-                final long queued = pending.table.objectMemory().getLongVolatile(at
+                final long queued = pending.shared ? TakeoutLock.sharedAhead(pending.table.objectMemory(), at,
+                    objectKey(pending.table, at), runs) : pending.table.objectMemory().getLongVolatile(at
                     + io.scythe.storage.ObjectLayout.LOWER_OFFSET) - pending.table.objectMemory().getLongVolatile(at
                     + io.scythe.storage.ObjectLayout.UPPER_OFFSET);
                 if (queued > watermarks.cold() && queued < watermarks.hot()) {
@@ -128,8 +138,13 @@ public final class TakeoutLockService implements io.scythe.bridge.Bridge.Poller 
                     continue;
                 }
             }
-            TakeoutLock.lock(pending.table.objectMemory(), pending.header, pending.ts, pending.hot, watermarks,
-                outcome);
+            if (pending.shared) {
+                TakeoutLock.lockShared(pending.table.objectMemory(), pending.header,
+                    objectKey(pending.table, pending.header), pending.ts, watermarks, runs, outcome);
+            } else {
+                TakeoutLock.lock(pending.table.objectMemory(), pending.header, pending.ts, pending.hot, watermarks,
+                    outcome);
+            }
             heatSum += outcome.queued;
             heatBuckets[heatBucket(outcome.queued)]++;
             if (outcome.queued > watermarks.cold()) {
@@ -137,7 +152,13 @@ public final class TakeoutLockService implements io.scythe.bridge.Bridge.Poller 
             }
             if (outcome.status == TakeoutLock.GRANTED) {
                 granted++;
-                if (ledger != null) {
+                if (pending.shared) {
+                    sharedGranted++;
+                    if (ledger != null) {
+                        ledger.granted(pending.client, pending.txn, pending.table, pending.header, outcome.ticket,
+                            outcome.turn, true);
+                    }
+                } else if (ledger != null) {
                     ledger.granted(pending.client, pending.txn, pending.table, pending.header, outcome.ticket);
                 }
             } else {
@@ -149,14 +170,16 @@ public final class TakeoutLockService implements io.scythe.bridge.Bridge.Poller 
             reply.putLong(LockRpc.QUEUED_OFFSET, outcome.queued);
             reply.putLong(LockRpc.TICKET_OFFSET, outcome.ticket);
             reply.putLong(LockRpc.UPPER_OFFSET, outcome.upper);
-            reply.putLong(LockRpc.QUEUED_TS_OFFSET, outcome.queuedTs);
+            reply.putLong(LockRpc.QUEUED_TS_OFFSET, pending.shared ? outcome.turn : outcome.queuedTs);
             reply.putLong(LockRpc.VERSION_OFFSET, pending.table.objectMemory().getLongVolatile(pending.header
                 + io.scythe.storage.ObjectLayout.VERSION_OFFSET));
             int objectBytes = 0;
             final int slotBytes = io.scythe.storage.ObjectLayout.slotBytes(pending.table.schema().maxValueBytes());
             // The object rides along only when it fits the reply bucket: a reply that does not fit would fail the
             // RPC after the ticket was taken, and that lock would never be released (the client READs it instead).
-            if (pending.withObject && outcome.status == TakeoutLock.GRANTED && outcome.upper == outcome.ticket
+            final boolean servedAtOnce = pending.shared ? outcome.upper >= outcome.turn
+                : outcome.upper == outcome.ticket;
+            if (pending.withObject && outcome.status == TakeoutLock.GRANTED && servedAtOnce
                 && LockRpc.REPLY_BYTES + slotBytes <= pending.responder.maxReplyBytes()) {
                 objectBytes = slotBytes;
                 if (reply.capacity() < LockRpc.REPLY_BYTES + objectBytes) {
@@ -171,6 +194,48 @@ public final class TakeoutLockService implements io.scythe.bridge.Bridge.Poller 
             free.add(pending);
         }
         round.clear();
+    }
+
+    private static long objectKey(final Table table, final int header) {
+        return ((long) table.schema().id() << 32) | (header & 0xffffffffL);
+    }
+
+    /**
+     * Releases a shared ticket: 1 added to {@code upper}, once, and only for a ticket the ledger knows the caller
+     * holds (a repeated or forged release, or one of a node recovery cancelled, changes nothing and is answered bad).
+     */
+    private void onUnlockShared(final RpcRequest request, final RpcResponder responder) {
+        final DirectBuffer p = request.payload();
+        final int at = request.payloadOffset();
+        if (request.payloadLength() != LockRpc.REQUEST_BYTES) {
+            answerBad(responder);
+            return;
+        }
+        final Table table = db.table(p.getInt(at + LockRpc.TABLE_OFFSET));
+        final int header = table == null ? -1 : table.offsetOf(p.getLong(at + LockRpc.POINTER_OFFSET));
+        final long ticket = p.getLong(at + LockRpc.TS_OFFSET);
+        if (header < 0 || ledger != null && !ledger.releaseShared(request.client(), table, header, ticket)) {
+            answerBad(responder);
+            return;
+        }
+        final long upper = table.objectMemory().getAndAddLong(header + io.scythe.storage.ObjectLayout.UPPER_OFFSET,
+            1);
+        sharedReleased++;
+        reply.setMemory(0, LockRpc.REPLY_BYTES, (byte) 0);
+        reply.putInt(LockRpc.STATUS_OFFSET, TakeoutLock.GRANTED);
+        reply.putLong(LockRpc.TICKET_OFFSET, ticket);
+        reply.putLong(LockRpc.UPPER_OFFSET, upper + 1);
+        responder.reply(reply, 0, LockRpc.REPLY_BYTES);
+    }
+
+    /** Shared (reader) tickets granted so far. */
+    public long sharedGranted() {
+        return sharedGranted;
+    }
+
+    /** Shared tickets released through {@link LockRpc#UNLOCK_SHARED} so far. */
+    public long sharedReleased() {
+        return sharedReleased;
     }
 
     /** Returns held-back requests whose wait is over to a round of their own. */
@@ -278,6 +343,7 @@ public final class TakeoutLockService implements io.scythe.bridge.Bridge.Poller 
         String client;
         boolean heldBack;
         boolean withObject;
+        boolean shared;
         long until;
     }
 }

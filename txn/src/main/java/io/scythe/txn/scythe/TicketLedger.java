@@ -21,6 +21,11 @@ import java.util.Set;
  * served. Tickets already served ({@code ticket < upper}) are pruned as the object is locked again. Runs on the RPC
  * server's loop (the same as the lock service), polled there (busily: the unlocks ahead are one-sided and wake
  * nothing here) while cancelled tickets wait for their turn.
+ *
+ * <p>Shared (reader) tickets ({@link TakeoutLock#lockShared}): the readers of one run release in any order, each
+ * adding 1 to {@code upper}, so {@code upper} does not tell which of them are done. They release through the memory
+ * node ({@link LockRpc#UNLOCK_SHARED}), which marks them released here; so a shared ticket is known held until then,
+ * and a dead compute node's unreleased one is skipped (1 added for it) once {@code upper} reaches its turn.
  */
 public final class TicketLedger implements Bridge.Poller {
     /** Tickets not yet known to be served, by object (keyed without boxing: one lookup per grant). */
@@ -39,17 +44,37 @@ public final class TicketLedger implements Bridge.Poller {
         long txn;
         long object;
         long ticket;
+        /** A shared ticket's turn ({@code ticket} for an exclusive one). */
+        long turn;
+        boolean shared;
+        /** A shared ticket released through this node ({@link #releaseShared}). */
+        boolean released;
 
-        Holder(final String client, final long txn, final long object, final long ticket) {
-            set(client, txn, object, ticket);
+        Holder(final String client, final long txn, final long object, final long ticket, final long turn,
+               final boolean shared) {
+            set(client, txn, object, ticket, turn, shared);
         }
 
-        Holder set(final String client, final long txn, final long object, final long ticket) {
+        Holder set(final String client, final long txn, final long object, final long ticket, final long turn,
+                   final boolean shared) {
             this.client = client;
             this.txn = txn;
             this.object = object;
             this.ticket = ticket;
+            this.turn = turn;
+            this.shared = shared;
+            this.released = false;
             return this;
+        }
+
+        /** Still held or queued for, with {@code upper} as it is now. */
+        boolean outstanding(final long upper) {
+            return shared ? !released : ticket >= upper;
+        }
+
+        /** Its turn has come: it holds the lock (or would, were it not cancelled). */
+        boolean served(final long upper) {
+            return shared ? upper >= turn : upper == ticket;
         }
     }
 
@@ -62,12 +87,21 @@ public final class TicketLedger implements Bridge.Poller {
      * {@code table}.
      */
     public void granted(final String client, final long txn, final Table table, final int header, final long ticket) {
+        granted(client, txn, table, header, ticket, ticket, false);
+    }
+
+    /**
+     * As {@link #granted(String, long, Table, int, long)}, for a ticket whose {@code turn} comes when {@code upper}
+     * reaches it; {@code shared}: a reader's ({@link TakeoutLock#lockShared}), released only by {@link #releaseShared}.
+     */
+    public void granted(final String client, final long txn, final Table table, final int header, final long ticket,
+                        final long turn, final boolean shared) {
         final long object = objectKey(table, header);
         if (tables.get(table.schema().id()) == null) {
             tables.put(table.schema().id(), table);
         }
         if (!released.isEmpty() && released.contains(client)) { // hashing the client's name per grant cost 2 % of the loop
-            cancelled.add(new Holder(client, txn, object, ticket));
+            cancelled.add(new Holder(client, txn, object, ticket, turn, shared));
             skipOrPoll(); // queued behind a live holder: skipped once upper reaches it
             return;
         }
@@ -78,11 +112,35 @@ public final class TicketLedger implements Bridge.Poller {
         }
         final long upper = table.objectMemory().getLongVolatile(header + ObjectLayout.UPPER_OFFSET);
         Holder served = null;
-        while (!queue.isEmpty() && queue.peekFirst().ticket < upper) {
+        while (!queue.isEmpty() && !queue.peekFirst().outstanding(upper)) {
             served = queue.pollFirst();
         }
-        queue.addLast(served == null ? new Holder(client, txn, object, ticket) : served.set(client, txn, object,
-            ticket));
+        queue.addLast(served == null ? new Holder(client, txn, object, ticket, turn, shared) : served.set(client, txn,
+            object, ticket, turn, shared));
+    }
+
+    /**
+     * Records the shared {@code ticket} of {@code client} on the object at {@code header} of {@code table} released,
+     * if it holds it: then the caller adds 1 to {@code upper} for it.
+     *
+     * @return false when {@code client} holds no such unreleased shared ticket (released already, cancelled, never
+     * granted): nothing changed, and {@code upper} must not move
+     */
+    public boolean releaseShared(final String client, final Table table, final int header, final long ticket) {
+        final ArrayDeque<Holder> queue = byObject.get(objectKey(table, header));
+        if (queue == null) {
+            return false;
+        }
+        for (final Holder h : queue) {
+            if (h.ticket == ticket) {
+                if (!h.shared || h.released || !h.client.equals(client)) {
+                    return false;
+                }
+                h.released = true;
+                return true;
+            }
+        }
+        return false;
     }
 
     /**
@@ -100,7 +158,7 @@ public final class TicketLedger implements Bridge.Poller {
                 final Holder holder = h.next();
                 if (holder.client.equals(client)) {
                     h.remove();
-                    if (holder.ticket >= upper(holder)) {
+                    if (holder.outstanding(upper(holder))) {
                         cancelled.add(holder);
                         count++;
                     }
@@ -149,9 +207,9 @@ public final class TicketLedger implements Bridge.Poller {
             for (final Iterator<Holder> it = cancelled.iterator(); it.hasNext(); ) {
                 final Holder holder = it.next();
                 final long upper = upper(holder);
-                if (upper > holder.ticket) {
+                if (!holder.shared && upper > holder.ticket) {
                     it.remove(); // cannot happen for a cancelled ticket unless skipped already; dropped
-                } else if (upper == holder.ticket) {
+                } else if (holder.served(upper)) {
                     memory(holder.object).getAndAddLong((int) holder.object + ObjectLayout.UPPER_OFFSET, 1);
                     it.remove();
                     skipped++;
@@ -195,7 +253,7 @@ public final class TicketLedger implements Bridge.Poller {
         }
         final long upper = table.objectMemory().getLongVolatile(header + ObjectLayout.UPPER_OFFSET);
         for (final Holder h : queue) {
-            if (h.ticket == upper) {
+            if (h.outstanding(upper) && h.served(upper)) {
                 return h.client;
             }
         }
@@ -212,7 +270,7 @@ public final class TicketLedger implements Bridge.Poller {
         final Map<Long, List<Long>> byTxn = new java.util.TreeMap<>();
         for (final ArrayDeque<Holder> queue : byObject.values()) {
             for (final Holder h : queue) {
-                if (h.client.equals(client) && h.ticket >= upper(h)) {
+                if (h.client.equals(client) && h.outstanding(upper(h))) {
                     byTxn.computeIfAbsent(h.txn, t -> new ArrayList<>()).add(h.ticket);
                 }
             }

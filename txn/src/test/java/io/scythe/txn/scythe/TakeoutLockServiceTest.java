@@ -44,6 +44,7 @@ class TakeoutLockServiceTest {
     private LocalFabric fabric;
     private Table table;
     private TakeoutLockService service;
+    private TicketLedger ledger;
     private RrpcClient rrpc;
 
     private void start(final boolean sortRounds) throws Exception {
@@ -58,7 +59,8 @@ class TakeoutLockServiceTest {
             table.insert(k, zero, 0, 8, 1);
         }
         final RpcServer server = new RpcServer(vertx, mn, new RrpcOptions());
-        service = new TakeoutLockService(db, Watermarks.DEFAULT, sortRounds).register(server);
+        ledger = new TicketLedger();
+        service = new TakeoutLockService(db, Watermarks.DEFAULT, sortRounds).register(server).ledger(ledger);
         onContext(vertx.getOrCreateContext(), server::start);
         rrpc = new RrpcClient(vertx, fabric.attachNow("cn"), new RrpcOptions());
     }
@@ -304,5 +306,77 @@ class TakeoutLockServiceTest {
         });
         // At once: the object came with the grant. After waiting its turn: no object (it must READ).
         assertThat(seen).containsExactly(4242L, "none");
+    }
+
+    @Test
+    void shouldServeReadersTogetherReleasedThroughTheNodeAndAWriterAfterThemAll() throws Exception {
+        start(true);
+        final TableDescriptor d = table.describe();
+        final long pointer = table.lookup(2);
+        final int header = table.offsetOf(pointer);
+        final List<Object> seen = onContext(vertx.getOrCreateContext(), () -> {
+            final TakeoutLockClient locks = client(LoopTimers.current());
+            final long ts = TIMESTAMPS.addAndGet(10);
+            return locks.lock("mn", d, pointer, ts, true, true, 1, true).compose(r1 ->
+                locks.lock("mn", d, pointer, ts + 1, true, true, 2, true).compose(r2 -> {
+                    final List<Object> out = new ArrayList<>();
+                    out.add(r1.shared() && r2.shared());
+                    out.add(r2.object() != null); // served at once beside r1: the object came along
+                    final Future<TakeoutLockClient.Grant> writer = locks.lock("mn", d, pointer, ts + 2, true, false, 3);
+                    return LoopTimers.current().after(50_000).compose(v -> {
+                        out.add(writer.isComplete()); // both readers still hold
+                        return locks.unlockShared(r2);
+                    }).compose(v -> LoopTimers.current().after(50_000)).compose(v -> {
+                        out.add(writer.isComplete()); // r1 still holds
+                        return locks.unlockShared(r2).transform(again -> {
+                            out.add(again.failed()); // released once only
+                            return locks.unlockShared(r1);
+                        });
+                    }).compose(v -> writer).compose(w -> {
+                        out.add(w.ticket());
+                        return locks.unlock(w);
+                    }).map(v -> out);
+                }));
+        });
+        assertThat(seen).containsExactly(true, true, false, false, true, 2L);
+        assertThat(service.sharedGranted()).isEqualTo(2);
+        assertThat(service.sharedReleased()).isEqualTo(2);
+        assertThat(TakeoutLockKind.queued(table.objectMemory(), header)).isZero();
+    }
+
+    @Test
+    void shouldSkipADeadNodesUnreleasedSharedTicketOnlyOnceAndNotOneItReleased() throws Exception {
+        start(true);
+        final int header = table.offsetOf(table.lookup(3));
+        final org.agrona.concurrent.AtomicBuffer m = table.objectMemory();
+        final TakeoutLock.Runs runs = new TakeoutLock.Runs();
+        final TakeoutLock.Outcome out = new TakeoutLock.Outcome();
+        final List<Long> uppers = onContext(vertx.getOrCreateContext(), () -> {
+            final List<Long> seen = new ArrayList<>();
+            // Dead node "a": readers 0 (not released) and 2 (released, so upper = 1 passes ticket 0 while it is
+            // held: upper alone cannot tell); live node "b": reader 1, then its writer 3.
+            for (final String who : List.of("a", "b", "a")) {
+                TakeoutLock.lockShared(m, header, 9, 1, Watermarks.DEFAULT, runs, out);
+                ledger.granted(who, 1, table, header, out.ticket, out.turn, true);
+            }
+            TakeoutLock.lock(m, header, 2, true, Watermarks.DEFAULT, out);
+            ledger.granted("b", 2, table, header, out.ticket);
+            assertThat(ledger.releaseShared("a", table, header, 2)).isTrue();
+            m.getAndAddLong(header + ObjectLayout.UPPER_OFFSET, 1);
+            assertThat(ledger.releaseShared("a", table, header, 2)).as("twice").isFalse();
+            assertThat(ledger.releaseShared("a", table, header, 1)).as("not a's").isFalse();
+            assertThat(ledger.heldBy("a")).isEqualTo(1);
+            assertThat(ledger.cancel("a")).isEqualTo(1);
+            seen.add(m.getLongVolatile(header + ObjectLayout.UPPER_OFFSET)); // a's unreleased one skipped at once
+            assertThat(ledger.releaseShared("a", table, header, 0)).as("cancelled: its late release changes nothing")
+                .isFalse();
+            assertThat(ledger.holderOf(table, header)).isEqualTo("b");
+            assertThat(ledger.releaseShared("b", table, header, 1)).isTrue();
+            m.getAndAddLong(header + ObjectLayout.UPPER_OFFSET, 1);
+            seen.add(m.getLongVolatile(header + ObjectLayout.UPPER_OFFSET)); // the writer's turn
+            return Future.succeededFuture(seen);
+        });
+        assertThat(uppers).containsExactly(2L, 3L);
+        assertThat(ledger.holderOf(table, header)).isEqualTo("b");
     }
 }

@@ -103,4 +103,85 @@ class TakeoutLockTest {
         }
         assertThat(objects.getLong(ObjectLayout.LOWER_OFFSET)).isEqualTo((long) threads * each);
     }
+
+    private final TakeoutLock.Runs runs = new TakeoutLock.Runs();
+
+    private TakeoutLock.Outcome lockShared(final long ts) {
+        return TakeoutLock.lockShared(objects, 0, 7, ts, Watermarks.DEFAULT, runs, out);
+    }
+
+    private long upper() {
+        return objects.getLong(ObjectLayout.UPPER_OFFSET);
+    }
+
+    @Test
+    void shouldGrantConsecutiveReadersTogetherAndMakeTheWriterBehindThemWaitForEveryOne() {
+        for (int i = 0; i < 3; i++) {
+            assertThat(lockShared(10 + i).status).isEqualTo(TakeoutLock.GRANTED);
+            assertThat(out.ticket).isEqualTo(i);
+            assertThat(out.turn).as("one run: the first reader's turn").isZero();
+            assertThat(out.queued).as("nobody ahead of the run").isZero();
+        }
+        assertThat(lock(20, true).status).isEqualTo(TakeoutLock.GRANTED);
+        final long writer = out.ticket;
+        assertThat(writer).isEqualTo(3);
+        unlock(); // the readers release in any order: upper counts them
+        unlock();
+        assertThat(upper()).as("one reader still holds: the writer waits").isNotEqualTo(writer);
+        unlock();
+        assertThat(upper()).isEqualTo(writer);
+    }
+
+    @Test
+    void shouldMakeReadersBehindAWriterWaitForItSoNoWriterIsStarvedByAStreamOfReaders() {
+        lockShared(10);
+        lockShared(11);
+        assertThat(lock(20, true).ticket).isEqualTo(2);
+        for (int i = 0; i < 50; i++) {
+            assertThat(lockShared(30 + i).status).as("reader %d", i).isEqualTo(TakeoutLock.GRANTED);
+            assertThat(out.turn).as("a run of its own after the writer, never the first run").isEqualTo(3);
+        }
+        unlock();
+        unlock();
+        assertThat(upper()).as("the two readers ahead gone: the writer holds").isEqualTo(2);
+        assertThat(upper()).as("and none of the 50 readers behind it").isLessThan(3);
+        unlock();
+        assertThat(upper()).as("the writer gone: all 50 hold together").isGreaterThanOrEqualTo(3);
+    }
+
+    @Test
+    void shouldOrderOnlyAgainstWhatAReaderWaitsFor() {
+        lockShared(50);
+        assertThat(lockShared(40).status).as("joins a run already served: waits for nobody, no order")
+            .isEqualTo(TakeoutLock.GRANTED);
+        assertThat(lock(45, true).status).as("a writer behind readers is ordered after the youngest")
+            .isEqualTo(TakeoutLock.REFUSED_ORDER);
+        assertThat(lock(60, true).status).isEqualTo(TakeoutLock.GRANTED);
+        assertThat(lockShared(55).status).as("behind the writer of 60: would wait for it")
+            .isEqualTo(TakeoutLock.REFUSED_ORDER);
+        assertThat(lockShared(70).status).isEqualTo(TakeoutLock.GRANTED);
+        assertThat(out.turn).isEqualTo(3);
+        assertThat(lockShared(65).status).as("joins a waiting run: ordered against what is ahead of the run (60)")
+            .isEqualTo(TakeoutLock.GRANTED);
+        assertThat(out.turn).isEqualTo(3);
+        assertThat(lockShared(58).status).isEqualTo(TakeoutLock.REFUSED_ORDER);
+        assertThat(objects.getLong(ObjectLayout.LOWER_OFFSET)).as("refusals change nothing").isEqualTo(5);
+    }
+
+    @Test
+    void shouldBeginANewRunAfterAnyOtherTicketAnInsertsIncluded() {
+        lockShared(1);
+        objects.getAndAddLong(ObjectLayout.LOWER_OFFSET, 1); // a ticket taken elsewhere (Table's locked insert)
+        assertThat(lockShared(2).turn).as("the run is no longer the trailing one").isEqualTo(2);
+        assertThat(out.queued).isEqualTo(2);
+    }
+
+    @Test
+    void shouldRefuseAReaderAboveTheHotWatermarkOfTicketsAheadOfItsTurn() {
+        for (int i = 0; i < 11; i++) {
+            assertThat(lock(i, true).status).isEqualTo(TakeoutLock.GRANTED);
+        }
+        assertThat(lockShared(20).status).isEqualTo(TakeoutLock.REFUSED_HOT);
+        assertThat(out.queued).isEqualTo(11);
+    }
 }
