@@ -12,7 +12,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * the log on, each protocol in forms whose Log, Commit and Release digits differ (the Log stage by WRITE and by the
  * LOG RPC; the commit by WRITEs and by WRITE_BACK RPCs) keeps every invariant, spends time in its Log stage and leaves
  * every backup holding its primary's newest version (version, flags, length and value: what the copies' comparison
- * reads; MVCC's and SUNDIAL's backups keep no older slots and no rts). A crashed compute node's NOWAIT and OCC commits
+ * reads; MVCC's and SUNDIAL's older slots and rts: {@link RccBackupTuplesSimTest}). A crashed compute node's NOWAIT and OCC commits
  * are rolled forward from their log records (found: the records were written), whichever primitive wrote them.
  * ({@code rcc-sundial:primitive=rpc} with 2 backups runs in {@link #shouldRecoverTimestampProtocolsFromTheLog}, which
  * checks its backups too.)
