@@ -74,7 +74,9 @@ class RccLogSimTest extends SimVertxTest {
      * committed write lost and a serializable history (Explorer.check), and backups equal to primaries.
      */
     @ParameterizedTest
-    @CsvSource({"rcc-waitdie, 243", "rcc-sundial:primitive=rpc, 243"})
+    // SUNDIAL's crash time moved from 243 to 268 us when its backups began to get rts (one more WRITE per backup shifts
+    // the run): at 243 recovery found every record done already (applied 0); 210-235 and 262-280 roll entries forward.
+    @CsvSource({"rcc-waitdie, 243", "rcc-sundial:primitive=rpc, 268"})
     void shouldRecoverTimestampProtocolsFromTheLog(final String protocol, final int crashUs) throws Exception {
         final SimOptions o = Explorer.crashOptions(protocol, 1).memoryNodes(3).replicas(2).durationNs(300_000);
         o.faults().crash(0, crashUs * 1_000L).recover(true, 0);
