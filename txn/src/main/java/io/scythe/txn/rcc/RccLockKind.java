@@ -38,7 +38,9 @@ import java.util.List;
  *       the installed version (flag RTS: the lease {@code [ts, ts]}). A value too large for one request goes first in
  *       parts, WRITE_PART requests each applied while the word holds the token ({@link #installValue}: MVCC's older
  *       slot and the version word BUSY with the first, value and length), and the WRITE_BACK carries the rest.
- *       Backups keep the newest version only, as the commit writes them.</li>
+ *       Its backups get the newest version only (the shared roll-forward's writes), not MVCC's older slot move nor
+ *       SUNDIAL's rts, which a committer's own write-back gives them ({@code RccTsTxn#addBackupWrites}): a TODO of
+ *       issue 18, harmless while no memory node fails over under RCC (refused).</li>
  * </ul>
  */
 public record RccLockKind(int id, String name, int offset) implements LockKind {

@@ -32,9 +32,9 @@ import java.util.Map;
  * RPC and one-sided stages take and free the same lock word with the same owner value (RCC §5.2 (3)), and the
  * address of every object is known from its lookup whichever primitive fetched it (§5.2 (1)). <b>Log</b>: after
  * Validate, RCC's coordinator log ({@link RccLog}) to the primary's and every backup's log region, by the Log digit's
- * primitive; once every copy is acknowledged the backups are written (one-sided, the newest version only: value,
- * length, flags, version; a promoted backup would start with one version slot and rts 0, which MN failover of RCC
- * does not handle yet), then the primaries. Recovery rolls a dead node's records forward by the RPC commit
+ * primitive; once every copy is acknowledged the backups are written (one-sided, in every form: the newest version's
+ * value, length, flags and version, then the tuple as the primary's commit leaves it, {@link #addBackupWrites}: MVCC's
+ * older slots and rts, SUNDIAL's rts), then the primaries. Recovery rolls a dead node's records forward by the RPC commit
  * ({@link RccLockKind#finishPrimary}) and frees its other words ({@link DeadWords}).
  */
 public abstract class RccTsTxn extends OneSidedTxn {
@@ -72,6 +72,14 @@ public abstract class RccTsTxn extends OneSidedTxn {
      * first, the value and what else the protocol keeps, the new version last.
      */
     protected abstract void addCommitWrites(Doorbell batch, Access a);
+
+    /**
+     * Adds, to the write-back batch of one of {@code a}'s backups (its copy at {@code address}, {@code rkey}), after
+     * the shared writes of the newest version (value, length, flags, version), the rest of the tuple as the primary's
+     * commit leaves it (issue 18: MVCC's older version slots and rts, SUNDIAL's rts), so that a promoted backup serves
+     * the versions and leases the primary served. Never a lock word: backups have none.
+     */
+    protected abstract void addBackupWrites(Doorbell batch, Access a, long address, int rkey);
 
     /** The WRITE_BACK flags beyond VALUE, DELETE, REVIVE and VERSION that {@code a}'s commit by RPC needs. */
     protected abstract int commitFlags(Access a);
@@ -300,9 +308,12 @@ public abstract class RccTsTxn extends OneSidedTxn {
         if (!io.scythe.txn.onesided.Replicas.any(written)) {
             return writeBackPrimaries();
         }
-        // The backups first (one-sided WRITEs of the newest version: value, length, flags, version; no lock word, no
-        // older version slot, no rts), every one completed before any primary is written and released.
-        return io.scythe.txn.onesided.Replicas.writeBack(runtime, written)
+        // The backups first (one-sided WRITEs of the newest version: value, length, flags, version; no lock word;
+        // then the protocol's tuple state as the primary's commit leaves it, addBackupWrites), every one completed
+        // before any primary is written and released.
+        return io.scythe.txn.onesided.Replicas.writeBack(runtime, written, new ArrayList<>(0), (batch, a, b) ->
+                addBackupWrites(batch, a, io.scythe.storage.ObjectLayout.addressOf(a.backupPointers[b]),
+                    a.partition.backups().get(b).descriptor().objects().rkey()))
             .recover(e -> decidedFailure("its write-back to the backups failed and may have landed in part", e))
             .compose(v -> writeBackPrimaries());
     }

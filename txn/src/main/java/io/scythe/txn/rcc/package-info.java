@@ -32,8 +32,10 @@
  * always) every commit's Log stage, after Validate, writes the coordinator log record to the log regions of the
  * primary and of every backup ({@code --replicas K}), by WRITE or by a LOG RPC as the Log digit says, and waits for
  * every copy; then the backups are written (one-sided WRITEs, in every form), then the primaries (the Commit and
- * Release digits). Backups of MVCC and SUNDIAL hold the newest version only (value, length, flags, version), not the
- * older slots or rts. The enumerator ({@code hybrid=auto}) keeps the Log digit one-sided (RCC's finding: logging
+ * Release digits). Backups of MVCC and SUNDIAL hold the tuple as the primary's commit leaves it (issue 18,
+ * {@code RccTsTxn#addBackupWrites}): MVCC's three older version slots and rts, SUNDIAL's rts (= wts); readers' rts
+ * raises reach the primary only. CALVIN's write-back writes every backup before its primary too (its package docs).
+ * Memory-node failover ({@code sim --crash-mn}) stays refused for every RCC protocol: the TODO of issue 18 below. The enumerator ({@code hybrid=auto}) keeps the Log digit one-sided (RCC's finding: logging
  * strongly prefers one-sided WRITE; varying it would double every enumeration); a code given by hand may set it to
  * RPC. Recovery from the log, for all five, in the simulator ({@code --crash-cn N --crash-recover},
  * {@code --explore N --crashes}): the shared recovery rolls each record forward while its words still hold the
@@ -58,5 +60,27 @@
  * restarted cluster node skips every epoch whose low 8 bits are an incarnation's still owed recovery
  * ({@code cluster.RecoveryDuty#nextEpoch}). Not
  * built: CALVIN's input log, and the per-stage breakdown beyond the shared stages.
+ *
+ * <p><b>TODO (issue 18, issue 23 §2): memory-node failover of RCC in the simulator.</b> {@code RccModule} and
+ * {@code CalvinModule} keep {@code ProtocolModule#memoryNodeCrashRefusal}'s refusal, so {@code sim --crash-mn} is
+ * refused for all six. The backups now hold what a promoted copy must serve (MVCC's slots and rts, SUNDIAL's rts,
+ * CALVIN's writes); what is still missing, each needed before the refusal may go:
+ * <ol>
+ *   <li>A stale writer: an attempt that holds {@code tts} (or a lock) on the dead primary and has not yet written its
+ *       backups writes the promoted copy, which has no lock word, possibly over a later writer's version. Its backup
+ *       write-back must be fenced by the configuration change (the promoted copy refusing attempts begun before it,
+ *       as Aurogon's REPLICATE is fenced), or such attempts decided against the new configuration as cluster mode's
+ *       blocking and roll-forward do.</li>
+ *   <li>Readers raise {@code rts} on the primary only (RCC replicates commits, not reads). The promotion step
+ *       ({@code ProtocolModule#promoted}) must floor every promoted MVCC and SUNDIAL tuple's {@code rts} above every
+ *       timestamp issued so far, e.g. the live coordinators' {@code RccClock} ticks plus 2 (each {@code wts} and
+ *       {@code rts} is a {@code next()} or a timestamp observed plus 1), so that a writer below a read the dead
+ *       primary served aborts by W1, or commits above it (SUNDIAL).</li>
+ *   <li>A commit whose backups were all written but whose primary write-back failed is committed (the promoted copy
+ *       holds it) and must be reported so; today it is in doubt and gives the run up. CALVIN's executors give the
+ *       run up on any failed write-back too (its scheduler's lock is the lock, so (1) does not arise there).</li>
+ *   <li>The shared recovery's roll-forward writes a backup's newest version only ({@link
+ *       io.scythe.txn.rcc.RccLockKind}), not MVCC's older-slot move nor SUNDIAL's rts.</li>
+ * </ol>
  */
 package io.scythe.txn.rcc;

@@ -221,4 +221,10 @@ public final class CalvinModule implements ProtocolModule {
         return List.of("primitive=onesided|rpc, epoch=<n>ns|us|ms (default 10us) and log=on|off (the input log "
             + "under --redo-log; default on), after 'rcc-calvin:', joined by '+'");
     }
+
+    /** Refused as for RCC's other protocols ({@link io.scythe.txn.rcc.RccModule#MEMORY_NODE_CRASH_REFUSAL}). */
+    @Override
+    public String memoryNodeCrashRefusal(final Protocol protocol) {
+        return io.scythe.txn.rcc.RccModule.MEMORY_NODE_CRASH_REFUSAL.formatted(protocol.name());
+    }
 }

@@ -2064,13 +2064,39 @@ final class CalvinNode {
             return Future.succeededFuture();
         }
         return Future.all(accesses).compose(all -> {
-            final Map<String, List<Access>> byNode = new LinkedHashMap<>();
+            final List<Access> written = new ArrayList<>(accesses.size());
             for (final Future<Access> a : accesses) {
-                byNode.computeIfAbsent(a.result().partition.node(), n -> new ArrayList<>()).add(a.result());
+                written.add(a.result());
             }
-            return io.scythe.txn.onesided.WriteSet.postPerNode(home, byNode, (batch, a) ->
-                io.scythe.txn.onesided.WriteSet.addWrites(batch, a, a.address(), a.rkey()));
+            return writeBackups(written).compose(v -> {
+                final Map<String, List<Access>> byNode = new LinkedHashMap<>();
+                for (final Access a : written) {
+                    byNode.computeIfAbsent(a.partition.node(), n -> new ArrayList<>()).add(a);
+                }
+                return io.scythe.txn.onesided.WriteSet.postPerNode(home, byNode, (batch, a) ->
+                    io.scythe.txn.onesided.WriteSet.addWrites(batch, a, a.address(), a.rkey()));
+            });
         }).andThen(v -> release(p));
+    }
+
+    /**
+     * With replication, {@code written} (each {@code installedVersion}ed) to every backup of its partition, one
+     * doorbell per backup memory node, completed before any primary is written (issue 18: before, CALVIN wrote the
+     * primaries only and {@code --replicas} failed the copies check). The same rule as every other protocol's
+     * ({@code onesided.Replicas}: backups first, then the primaries), for the same reason: a primary's lock (here this
+     * scheduler's lock on the key, released only after the primaries' doorbells) is then freed only once every copy
+     * holds the value, so a later transaction of the key, whose write-back may reach a backup first, never has its
+     * version overwritten there by this older one, and a promoted backup holds every write a reader saw released.
+     * Both forms come here: the RPC form's WRITE is applied by this active participant with the same one-sided verbs.
+     * The key is located on each backup first (cached for good per loop; a key inserted here gets a deleted
+     * placeholder there by a LOCATE RPC, which this write then revives).
+     */
+    private Future<Void> writeBackups(final List<Access> written) {
+        if (!io.scythe.txn.onesided.Replicas.any(written)) {
+            return Future.succeededFuture();
+        }
+        return io.scythe.txn.onesided.Replicas.locateAll(home, written)
+            .compose(v -> io.scythe.txn.onesided.Replicas.writeBack(home, written));
     }
 
     /**
@@ -2095,6 +2121,9 @@ final class CalvinNode {
         a.dirty = true;
         a.deleting = w.kind() == CalvinWire.DELETE;
         a.reviving = w.kind() == CalvinWire.INSERT && a.deleted;
+        // An insert writes the whole object on each backup (value, length, flags cleared, version) over the deleted
+        // placeholder its LOCATE made there, or a dead owner's part write (WriteSet#addWrites: insertedOnBackup).
+        a.inserted = w.kind() == CalvinWire.INSERT;
         if (!a.deleting) {
             io.scythe.txn.onesided.WriteSet.setNewValue(a, new UnsafeBuffer(w.value()), 0, w.value().length);
         }

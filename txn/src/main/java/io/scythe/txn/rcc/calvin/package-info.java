@@ -194,9 +194,19 @@
  * Not built: the take-over of a second death of a node scheduling partitions (above).
  * A rebuilt passive part whose records were lost and whose keys a
  * later transaction wrote gives up (above) rather than being served.
- * Also not built: freeing input-log regions once no survivor needs them; nor a per-stage breakdown,
- * nor backups of the data (the write-back updates primaries only: a run with {@code --replicas} fails its copies
- * check). With {@code log=off} no crash is recoverable (refused).
+ * Also not built: freeing input-log regions once no survivor needs them; nor a per-stage breakdown; nor memory-node
+ * failover ({@code --crash-mn}, refused: the TODO in {@link io.scythe.txn.rcc}'s package docs). With
+ * {@code log=off} no crash is recoverable (refused).
+ *
+ * <p><b>Backups</b> (issue 18, {@code --replicas K}): the active participant's write-back ({@code CalvinNode#applyWrites},
+ * for both forms: the RPC form's WRITE is applied there by the same one-sided verbs) locates each written key on its
+ * partition's backups (cached per loop; a key being inserted gets a deleted placeholder by LOCATE), writes every
+ * backup (value, length, flags, version; one doorbell per backup node), and only once all completed the primaries,
+ * then releases its locks: the order of every other protocol here ({@code onesided.Replicas}), for the same reason
+ * (a later writer of the key, queued behind this scheduler's lock, can never have its version overwritten on a
+ * backup by this older one, and a promoted backup holds every write a reader saw). Before, backups were never
+ * written ({@code sim --protocols rcc-calvin --replicas 2 --mns 3}: 1,030 SmallBank objects differed);
+ * {@code RccLogSimTest#shouldWriteCalvinsBackupsAsItsPrimaries}, SmallBank and TPC-C, both forms.
  *
  * <p>A restarted node rejoining (issue 18, restart; built in the simulator, {@code --crash-restart-after}, as below:
  * {@code sim --explore 100 --crashes --crash-restart-after 30us --cns 3 --mns 2 --protocols

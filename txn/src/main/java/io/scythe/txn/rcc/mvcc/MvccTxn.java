@@ -337,6 +337,29 @@ public final class MvccTxn extends RccTsTxn {
         addInstall(batch, a, MvccTuple.newestWts(a.image, 0), ctts);
     }
 
+    /**
+     * The backup's rts and three older slots as the primary's commit leaves them ({@link #addCommitWrites}, or the RPC
+     * commit's FLAG_MVCC move, both from the tuple read under the lock): the image's older slots with the newest
+     * version moved into {@link MvccTuple#victim}, or none for an object this attempt inserted; rts as read under the
+     * lock. One WRITE of the whole room, so a backup whose slots ever differed is made equal again. Readers raise the
+     * primary's rts without a write to the backups (RCC replicates commits, not reads): the rts written is the primary's
+     * at the lock, possibly lower than its latest.
+     */
+    @Override
+    protected void addBackupWrites(final Doorbell batch, final Access a, final long address, final int rkey) {
+        final int max = max(a);
+        final int rts = MvccTuple.rtsOffset(max);
+        final UnsafeBuffer room = new UnsafeBuffer(new byte[MvccTuple.room(max)]);
+        room.putLong(0, MvccTuple.rts(a.image, 0, max));
+        if (!a.inserted) {
+            room.putBytes(8, a.image, MvccTuple.oldSlotOffset(max, 0), MvccTuple.OLD_SLOTS
+                * MvccTuple.oldSlotBytes(max));
+            MvccTuple.newestAsOld(a.image, 0, max, room,
+                MvccTuple.oldSlotOffset(max, MvccTuple.victim(a.image, 0, max)) - rts);
+        }
+        batch.write(address + rts, rkey, room, 0, room.capacity());
+    }
+
     @Override
     protected int commitFlags(final Access a) {
         return a.inserted ? RccRpc.FLAG_FRESH : RccRpc.FLAG_MVCC;

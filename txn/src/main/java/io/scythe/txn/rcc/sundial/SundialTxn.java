@@ -337,6 +337,12 @@ public final class SundialTxn extends RccTsTxn {
         addInstall(batch, a, previous, commitTs);
     }
 
+    /** The backup's rts as the primary's commit sets it: {@code wts = rts = commitTs} (the version is shared). */
+    @Override
+    protected void addBackupWrites(final Doorbell batch, final Access a, final long address, final int rkey) {
+        batch.write(address + SundialTuple.rtsOffset(max(a)), rkey, word(commitTs), 0, 8);
+    }
+
     @Override
     protected int commitFlags(final Access a) {
         return RccRpc.FLAG_RTS;
