@@ -1625,13 +1625,49 @@ public final class ChaosCommand implements Callable<Integer> {
     /** Nodes whose health an end check needed and could not read (a failure of the run, not a zero). */
     private final java.util.Set<String> unchecked = new java.util.TreeSet<>();
 
-    /** {@link #health} of a node the end checks must see: one that does not answer is noted as unchecked. */
+    /** How long the end checks ask a node's health again while it does not answer ({@link #checkedHealth}). */
+    static final long HEALTH_BOUND_MS = 20_000;
+
+    /**
+     * {@link #health} of a node the end checks must see, asked again for up to {@link #HEALTH_BOUND_MS} while it does
+     * not answer (a memory node's /health scans its tables on its HTTP loop, which a loaded machine can hold past one
+     * read's 2 s timeout: rcc-calvin chaos, issue 18); one that never answers is noted as unchecked.
+     */
     private JsonObject checkedHealth(final String node) {
-        final JsonObject h = health(node);
+        final JsonObject h = retried(() -> health(node), HEALTH_BOUND_MS, System::nanoTime, ms -> {
+            try {
+                Thread.sleep(ms);
+            } catch (final InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }, n -> System.out.printf("chaos: %s's health answered after %d tries%n", node, n));
         if (h == null) {
             unchecked.add(node);
         }
         return h;
+    }
+
+    /**
+     * {@code read} until it gives a value or {@code boundMs} passed (half a second apart), or the thread is
+     * interrupted; null: none. {@code late} is told the tries when more than one was needed.
+     */
+    static <T> T retried(final java.util.function.Supplier<T> read, final long boundMs,
+                         final java.util.function.LongSupplier nanoTime, final java.util.function.LongConsumer sleep,
+                         final java.util.function.IntConsumer late) {
+        final long until = nanoTime.getAsLong() + TimeUnit.MILLISECONDS.toNanos(boundMs);
+        for (int tries = 1; ; tries++) {
+            final T value = read.get();
+            if (value != null) {
+                if (tries > 1) {
+                    late.accept(tries);
+                }
+                return value;
+            }
+            if (nanoTime.getAsLong() >= until || Thread.currentThread().isInterrupted()) {
+                return null;
+            }
+            sleep.accept(500);
+        }
     }
 
     /** Objects with a write left unsettled (MN health's {@code unsettled}: Lotus's INVISIBLE cells), summed. */

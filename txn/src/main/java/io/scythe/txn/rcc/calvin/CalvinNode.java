@@ -1765,8 +1765,32 @@ final class CalvinNode {
      * forwards the records its executors still missed: a FORWARD of it handled now would count a key twice.
      */
     private boolean fromDead(final RpcRequest request) {
-        final int from = names.indexOf(request.client());
-        return from >= 0 && deadNodes.contains(from);
+        final int from = peerIndex(names, joinedFrom, request.client());
+        return from >= 0 && deadNodes.contains(from) && !request.client().equals(joinedFrom.get(from));
+    }
+
+    /**
+     * The node an RPC call's client is ({@code client}: {@link RpcRequest#client}), or -1: none. The simulator's
+     * client is the node's configured name, or its restarted incarnation's own peer name (known here once it rejoined:
+     * {@code joinedFrom}); a cluster node's is its fabric identity {@code name.eEPOCH} (issue 18: the configured name
+     * alone never matched there, so late calls of a dead incarnation were not dropped and OWED over RPC was attributed
+     * to no node).
+     */
+    static int peerIndex(final List<String> names, final Map<Integer, String> joinedFrom, final String client) {
+        final int exact = names.indexOf(client);
+        if (exact >= 0) {
+            return exact;
+        }
+        for (final Map.Entry<Integer, String> j : joinedFrom.entrySet()) {
+            if (client.equals(j.getValue())) {
+                return j.getKey();
+            }
+        }
+        final int at = client.lastIndexOf(".e");
+        if (at > 0 && at + 2 < client.length() && client.substring(at + 2).chars().allMatch(Character::isDigit)) {
+            return names.indexOf(client.substring(0, at));
+        }
+        return -1;
     }
 
     /**
@@ -1943,9 +1967,17 @@ final class CalvinNode {
             responder.reply();
             return;
         }
+        final int from = peerIndex(names, joinedFrom, request.client());
+        if (from < 0 || from == index) {
+            final String why = "CALVIN OWED at " + names.get(index) + " from " + request.client() + ", which is no "
+                + "other compute node of " + names + ": its contribution to the take-over cannot be attributed";
+            responder.fail(RpcException.FIRST_APPLICATION_CODE, why);
+            home.giveUp(why);
+            return;
+        }
         final CalvinWire.In in = CalvinWire.In.of(request);
         responder.reply();
-        owedChunk(names.indexOf(request.client()), in);
+        owedChunk(from, in);
     }
 
     /**
