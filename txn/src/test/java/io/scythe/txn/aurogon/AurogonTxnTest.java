@@ -277,8 +277,8 @@ class AurogonTxnTest {
         value.putLong(0, 7);
         node.on(rt -> {
             final Txn writer = AurogonModule.AUROGON_BASE.begin(rt, false);
-            return writer.read("items", 20).compose(v -> {
-                writer.write("items", 20, value, 0, 8);
+            return writer.read("items", 8).compose(v -> {
+                writer.write("items", 8, value, 0, 8);
                 node.server.handle(AurogonRpc.INSTALL, (request, responder) -> {
                     final int at = request.payloadOffset();
                     participant.install(request.payload().getInt(at),
@@ -290,9 +290,9 @@ class AurogonTxnTest {
             }).transform(c -> {
                 outcomes.add(c.succeeded() ? "committed" : "failed");
                 service.register(node.server); // the real INSTALL again
-                outcomes.add(pending(participant, 20) ? "pending left" : "rolled back");
+                outcomes.add(pending(participant, 8) ? "pending left" : "rolled back");
                 final Txn reader = AurogonModule.AUROGON_BASE.begin(rt, false);
-                return reader.read("items", 20).compose(v -> reader.commit().map(ts -> v.getLong(0)));
+                return reader.read("items", 8).compose(v -> reader.commit().map(ts -> v.getLong(0)));
             }).map(read -> {
                 outcomes.add("read " + read);
                 return null;
@@ -479,12 +479,12 @@ class AurogonTxnTest {
         final String outcome = on(node, catalog, rt -> {
             final Txn txn = AurogonModule.AUROGON_PRE.begin(rt, false);
             final long ts = ((AurogonTxn) txn).timestamp();
-            return txn.read("items", 22).compose(v -> {
-                txn.write("items", 22, value, 0, 8);
+            return txn.read("items", 10).compose(v -> {
+                txn.write("items", 10, value, 0, 8);
                 // The recovery's APPLY at the backup, then its version gone at the primary, as the COMMIT lands.
                 node.server.handle(AurogonRpc.COMMIT, (request, responder) -> {
                     service.backups().apply(ts);
-                    participant.rollback(TABLE, 22, ts);
+                    participant.rollback(TABLE, 10, ts);
                     status(responder, Participant.NOT_PENDING);
                 });
                 return txn.commit().transform(c -> {
@@ -501,7 +501,7 @@ class AurogonTxnTest {
             });
         });
         assertThat(outcome).isEqualTo("committed");
-        assertThat(pending(participant, 22)).isFalse();
+        assertThat(pending(participant, 10)).isFalse();
         assertThat(participant.violation()).isNull();
     }
 
