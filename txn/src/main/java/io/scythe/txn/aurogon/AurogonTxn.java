@@ -351,8 +351,11 @@ final class AurogonTxn implements Txn {
             if (status == Participant.ORPHAN) {
                 // Parked on a version whose coordinator may be dead: resolve it through its backups, read again.
                 // A suspect left in doubt (InDoubt) is waited for, a bounded while, then the attempt aborts.
+                // A recovery whose calls got no answer (a split cut the resolver off, issue 20; review of
+                // aurosplit4, 6) is a retryable abort as an unanswered READ is, not the raw RpcException as an error.
                 return CoordinatorRecovery.resolve(runtime, p.getLong(8), a.partition.node())
-                    .recover(e -> waitInDoubt(runtime.timers(), e, inDoubtSinceNs))
+                    .recover(e -> unanswered(e) ? unansweredAbort(e, "the recovery of a suspect parked on by the READ",
+                        a) : waitInDoubt(runtime.timers(), e, inDoubtSinceNs))
                     .compose(resolved -> fetch(a, preattach));
             }
             if (status == Participant.OK) {
@@ -392,7 +395,7 @@ final class AurogonTxn implements Txn {
         fill(request, a, from);
         request.putLong(AurogonRpc.TS_OFFSET, wts);
         final Future<RpcReply> read = call(a, AurogonRpc.READ_MORE, request)
-            .recover(e -> unansweredAbort(e, "READ_MORE", a));
+            .recover(e -> unansweredAbort(e, "READ_MORE", a)).onFailure(e -> failed = e); // as a failed READ
         return read.compose(reply -> {
             final UnsafeBuffer p = reply.payload();
             final int status = p.getInt(0);
@@ -570,8 +573,10 @@ final class AurogonTxn implements Txn {
         final boolean inserting = a.inserted;
         final Future<RpcReply> sent = call(a, inserting ? AurogonRpc.INSERT : AurogonRpc.INSTALL, header(a, 0))
             .recover(e -> {
-                if (unanswered(e)) {
-                    a.locked = true; // it may land yet: the abort rolls back what it installs (a no-op when nothing)
+                if (io.scythe.txn.Refusal.rpcMayHaveLanded(e)) {
+                    // It may have landed, or land yet (no answer, or its handler failed after installing: review of
+                    // aurosplit4, 3): the abort rolls back what it installed (a no-op when nothing).
+                    a.locked = true;
                 }
                 return unansweredAbort(e, inserting ? "INSERT" : "INSTALL", a);
             });
@@ -649,9 +654,28 @@ final class AurogonTxn implements Txn {
         // read and tells the client committed), once; a recovery that committed some of its writes reported them in
         // doubt (it cannot tell a paused coordinator from a dead one), which places the versions without counting a
         // commit, as for a coordinator paused after its own COMMITs (FIRST_SEEN).
+        // Review of aurosplit4 (2): that gap under a split. A recovery commits the attempt ~1 ms into the split, other
+        // compute nodes go on writing the key and its version is reclaimed (--reclaim-every 10us) before this COMMIT
+        // lands at the heal: NOT_PENDING. The backups still remember the decision: one answering HOLDS with COMMITTED
+        // makes the commit done (a HOLDS of a transaction held in full fences nothing, and every backup acknowledged
+        // it in full before any COMMIT); any other answer leaves the failure as it was.
         return orGone(CoordinatorRecovery.commitValue(runtime, this::callUntilAnswered, a.partition.node(),
             a.partition.descriptor().schema().id(), a.key, ts, a.deleting ? null : a.newValue, a.newLength, false)
-            .mapEmpty());
+            .<Void>mapEmpty().recover(e -> e instanceof CoordinatorRecovery.NotPending
+                ? committedAtABackup(a.partition.backups(), 0, e) : Future.failedFuture(e)));
+    }
+
+    /**
+     * Succeeds when one of {@code backups} (from {@code i} on) answers HOLDS of this attempt COMMITTED (a recovery
+     * committed it); else fails with {@code e}, the COMMIT's failure.
+     */
+    private Future<Void> committedAtABackup(final List<Catalog.Replica> backups, final int i, final Throwable e) {
+        if (i >= backups.size()) {
+            return Future.failedFuture(e);
+        }
+        return CoordinatorRecovery.holdsState(runtime, backups.get(i).node(), ts).transform(held ->
+            held.succeeded() && held.result() == Backups.COMMITTED ? Future.<Void>succeededFuture()
+                : committedAtABackup(backups, i + 1, e));
     }
 
     /**
@@ -944,15 +968,16 @@ final class AurogonTxn implements Txn {
      * land after it; on cluster nodes a broken ring is opened anew by the next call ({@link Removals#rocket}).
      */
     private Future<RpcReply> callUntilAnswered(final String node, final int rpc, final UnsafeBuffer request) {
-        return untilAnswered(runtime.timers(), () -> callNode(node, rpc, request), 1);
+        // The loop's limit (review of aurosplit4, 8): RESEND_LIMIT unless a test lowered it, as decideAgain's.
+        return untilAnswered(runtime.timers(), () -> callNode(node, rpc, request), 1, heartbeats.decideAgainLimit);
     }
 
     static Future<RpcReply> untilAnswered(final io.scythe.txn.runtime.Timers timers,
                                           final java.util.function.Supplier<Future<RpcReply>> request,
-                                          final int attempt) {
-        return Reposts.untilAccepted(timers, request).recover(e -> !unanswered(e) || attempt >= RESEND_LIMIT
+                                          final int attempt, final int limit) {
+        return Reposts.untilAccepted(timers, request).recover(e -> !unanswered(e) || attempt >= limit
             ? Future.failedFuture(e)
-            : timers.after(Heartbeats.PERIOD_NS).compose(v -> untilAnswered(timers, request, attempt + 1)));
+            : timers.after(Heartbeats.PERIOD_NS).compose(v -> untilAnswered(timers, request, attempt + 1, limit)));
     }
 
     /** Whether {@code e} says the request's memory node died ({@link Removals#gone}). */

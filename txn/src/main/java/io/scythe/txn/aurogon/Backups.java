@@ -164,6 +164,7 @@ public final class Backups {
         new org.agrona.collections.Long2LongHashMap(0);
     private long applied;
     private long discarded;
+    private long committedReposts;
 
     /** {@code orphanNs}: how long a transaction may stay held before it is a suspect (0: never). */
     public Backups(final Applier applier, final Participant.Deferrer deferrer, final long orphanNs,
@@ -269,7 +270,9 @@ public final class Backups {
             // A part of a transaction a recovery committed here (its coordinator's repost, the first reply lost or
             // late): decided to commit, so the coordinator may go on to its COMMITs (issue 20). Not FENCED, which
             // says rolled back: the coordinator aborted a committed transaction and told its client "unknown".
-            return COMMITTED;
+            // Only for the same transaction (review of aurosplit4, 5): another one at this timestamp (a reused
+            // coordinator id) is fenced, never told that a transaction it is not was committed.
+            return committedTxn(ts, txnId, mask, expected) ? COMMITTED : FENCED;
         } else if (h.state != FULL) {
             return FENCED;
         } else if (h.mask != mask || h.expected != expected || h.txnId != txnId) {
@@ -461,6 +464,20 @@ public final class Backups {
         return h != null && h.txnId == txnId;
     }
 
+    /**
+     * Whether the transaction at {@code ts} was committed here (by a recovery's APPLY) and is the one of id
+     * {@code txnId}, {@code mask} and {@code expected} writes: a repost of its part is answered COMMITTED (counted,
+     * {@link #committedReposts}).
+     */
+    public boolean committedTxn(final long ts, final long txnId, final long mask, final int expected) {
+        final Held h = byTs.get(ts);
+        if (h == null || h.state != COMMITTED || h.txnId != txnId || h.mask != mask || h.expected != expected) {
+            return false;
+        }
+        committedReposts++;
+        return true;
+    }
+
     /** Whether the transaction at {@code ts} is held here, undecided. */
     public boolean held(final long ts) {
         final Held h = byTs.get(ts);
@@ -513,5 +530,10 @@ public final class Backups {
 
     public long discarded() {
         return discarded;
+    }
+
+    /** Reposts of a part of a transaction a recovery committed here, answered COMMITTED. */
+    public long committedReposts() {
+        return committedReposts;
     }
 }

@@ -73,6 +73,21 @@ final class CoordinatorRecovery {
         }
     }
 
+    /**
+     * A coordinator's COMMIT answered {@link Participant#NOT_PENDING}: no version pending or committed at its
+     * timestamp there (rolled back, never installed, or committed by a recovery and reclaimed since).
+     */
+    static final class NotPending extends IllegalStateException {
+        NotPending(final String message) {
+            super(message);
+        }
+    }
+
+    /** Asks {@code node} (a backup) HOLDS of {@code ts}: its answer's state ({@link Backups#COMMITTED}, ...). */
+    static Future<Integer> holdsState(final TxnRuntime runtime, final String node, final long ts) {
+        return call(runtime, node, AurogonRpc.HOLDS, header(0, 0, 0, ts)).map(reply -> reply.payload().getInt(0));
+    }
+
     /** How many suspect transactions recoveries committed and rolled back in this process. */
     static long[] outcomes() {
         return new long[] {COMMITTED.get(), ROLLED_BACK.get(), LOST_SHARE.get()};
@@ -709,8 +724,10 @@ final class CoordinatorRecovery {
                     return status == Participant.OK || status == Participant.COMMITTED_ALREADY
                         || recovering && (status == Participant.NOT_PENDING
                         || status == Participant.FIRST_SEEN) ? Future.succeededFuture(status)
-                        : Future.failedFuture(new IllegalStateException("Aurogon COMMIT of " + table + "/" + key
-                        + " at " + AurogonTimestamp.toString(ts) + " on " + node + " answered " + status));
+                        : Future.failedFuture(status == Participant.NOT_PENDING ? new NotPending("Aurogon COMMIT of "
+                        + table + "/" + key + " at " + AurogonTimestamp.toString(ts) + " on " + node + " answered "
+                        + status + " (not pending)") : new IllegalStateException("Aurogon COMMIT of " + table + "/"
+                        + key + " at " + AurogonTimestamp.toString(ts) + " on " + node + " answered " + status));
                 });
         });
     }

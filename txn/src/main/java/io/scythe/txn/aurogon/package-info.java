@@ -453,7 +453,21 @@
  * F = 5 ms: 0 of 20 (59 committed). Found by it: the coordinator's and the
  * recovery's reports of one commit made each version twice in the run's history (the simulator's report, not the
  * protocol: {@code io.scythe.sim.ReportedVersions}; {@code AurogonPartitionSimTest}, which also finds no pending
- * version or held replication left). Not modelled: a split longer than the retry budget, which breaks queue pairs: a
+ * version or held replication left). A review of that change (aurosplit5) fixed: a repost at a committed timestamp
+ * answered COMMITTED only for the same transaction (its id, mask and count of writes; another one FENCED), also on a
+ * promoted copy, where it was discarded and FENCED before ({@code Backups#committedTxn}, counted
+ * {@code Backups#committedReposts}); an INSTALL whose handler failed after installing (HANDLER_FAILED, not only a
+ * timeout) marked installed so its abort rolls it back ({@code io.scythe.txn.Refusal#rpcMayHaveLanded}); a
+ * coordinator's COMMIT answered NOT_PENDING (a recovery committed the version and it was reclaimed before the COMMIT
+ * landed at the heal) done when a backup answers HOLDS COMMITTED, in doubt otherwise as before; a READ parked on an
+ * orphan whose recovery's calls got no answer aborts (UNANSWERED) instead of failing with the RpcException; a failed
+ * READ_MORE fails the attempt as a failed READ does; the resends' limit is the loop's decide-again limit. Left: on a
+ * promoted copy a REPLICATE of a transaction held there in full and undecided still discards it (its attempt went to
+ * the dead primary), which refuses a recovery part-way through its APPLYs of it; and a ROLLBACK of a version not
+ * (yet) installed leaves no marker, so on cluster nodes an INSTALL or pre-attaching READ delayed past it (a ring
+ * opened anew after a broken one) would install afterwards, left pending for an orphan recovery to resolve (in
+ * the simulator each ring keeps its order, so it cannot happen there). Not modelled: a split longer than the retry
+ * budget, which breaks queue pairs: a
  * broken RRPC ring is opened anew over the event bus, which the simulator runs only before virtual time starts. A
  * first model that failed the verbs instead showed what such a split does on cluster nodes: a decided COMMIT or
  * ROLLBACK failing for want of a connection to a node still configured gave the loop up; a broken ring's calls fail

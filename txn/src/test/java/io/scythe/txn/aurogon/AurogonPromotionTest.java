@@ -217,6 +217,18 @@ class AurogonPromotionTest {
             assertThat(applied).isEqualTo(Backups.OK);
             assertThat(pendingAt(participant, table, KEY_B, t2)).as("committed by its APPLY").isFalse();
             assertThat(participant.versions(table, KEY_B)[0][0]).isEqualTo(t2);
+            // Its coordinator's repost of the part (its first reply late; review of aurosplit4, 7): a recovery
+            // committed it, so COMMITTED, not FENCED (its client told "unknown" of a committed transaction), and the
+            // committed version stays. Failed before: FENCED.
+            final int repost = node.on(rt -> rt.rocket("mn").compose(rocket -> rocket.call(AurogonRpc.REPLICATE,
+                replicate(table, KEY_B, t2, 22, 222))).map(reply -> reply.payload().getInt(0)));
+            assertThat(repost).isEqualTo(Backups.COMMITTED);
+            assertThat(service.backups().committedReposts()).isEqualTo(1);
+            assertThat(participant.versions(table, KEY_B)[0][0]).isEqualTo(t2);
+            // Another transaction at that timestamp (a reused coordinator id) is fenced, not told committed.
+            final int other = node.on(rt -> rt.rocket("mn").compose(rocket -> rocket.call(AurogonRpc.REPLICATE,
+                replicate(table, KEY_B, t2, 23, 222))).map(reply -> reply.payload().getInt(0)));
+            assertThat(other).isEqualTo(Backups.FENCED);
             assertThat(participant.violation()).isNull();
         }
     }

@@ -262,6 +262,47 @@ class AurogonTxnTest {
     }
 
     /**
+     * An INSTALL whose handler installs the pending version and then fails (HANDLER_FAILED, not a timeout; review of
+     * aurosplit4, 3): the request landed, so the abort rolls the version back; a later reader is answered at once.
+     * Failed before (only a timeout or a broken connection marked the access locked): the version stayed pending
+     * until an orphan recovery, the reader parked on it.
+     */
+    @Test
+    void shouldRollBackAnInstallWhoseHandlerFailedAfterInstalling() throws Exception {
+        final OneMemoryNode node = shared;
+        final ParticipantService service = node.services.service(ParticipantService.class);
+        final Participant participant = service.participant();
+        final List<String> outcomes = new ArrayList<>();
+        final UnsafeBuffer value = new UnsafeBuffer(new byte[8]);
+        value.putLong(0, 7);
+        node.on(rt -> {
+            final Txn writer = AurogonModule.AUROGON_BASE.begin(rt, false);
+            return writer.read("items", 8).compose(v -> {
+                writer.write("items", 8, value, 0, 8);
+                node.server.handle(AurogonRpc.INSTALL, (request, responder) -> {
+                    final int at = request.payloadOffset();
+                    participant.install(request.payload().getInt(at),
+                        request.payload().getLong(at + AurogonRpc.KEY_OFFSET),
+                        request.payload().getLong(at + AurogonRpc.TS_OFFSET));
+                    throw new IllegalStateException("injected: failed after installing");
+                });
+                return writer.commit();
+            }).transform(c -> {
+                outcomes.add(c.succeeded() ? "committed" : "failed");
+                service.register(node.server); // the real INSTALL again
+                outcomes.add(pending(participant, 8) ? "pending left" : "rolled back");
+                final Txn reader = AurogonModule.AUROGON_BASE.begin(rt, false);
+                return reader.read("items", 8).compose(v -> reader.commit().map(ts -> v.getLong(0)));
+            }).map(read -> {
+                outcomes.add("read " + read);
+                return null;
+            });
+        });
+        assertThat(outcomes).containsExactly("failed", "rolled back", "read 100");
+        assertThat(participant.violation()).isNull();
+    }
+
+    /**
      * A read parked on a suspect whose recovery left it in doubt ({@link CoordinatorRecovery.InDoubt}) waits and
      * reads again, a quarter of the bound apart, then its attempt aborts (retryable, {@link AurogonAborts#IN_DOUBT});
      * any other failure passes as it was. Before, every such reader failed with the recovery's IllegalStateException.
@@ -418,6 +459,50 @@ class AurogonTxnTest {
         AurogonPromotionTest.onLoop(node, () -> participant.rollback(TABLE, 9, ts[0])); // the shared node, clean
         assertThat(kept).as("its version at the primary left to the recovery that applied it (pending, or committed "
             + "by it), never rolled back under it: " + java.util.Arrays.deepToString(versions)).isTrue();
+    }
+
+    /**
+     * Review of aurosplit4 (2): a recovery committed the attempt while its coordinator was cut off, and the version
+     * at its timestamp was reclaimed at the primary (newer commits past maxVersions) before the coordinator's COMMIT
+     * landed: NOT_PENDING. Its backup answers HOLDS COMMITTED, so the commit is done: reported committed, the loop
+     * goes on. Without backups a NOT_PENDING stays in doubt
+     * ({@link #shouldFinishACommitARecoveryCompletedMeanwhileAndGoOn}).
+     * Failed before: OutcomeUnknownException ("answered -N") and the loop gave up.
+     */
+    @Test
+    void shouldTakeACommitAnsweredNotPendingForDoneWhenABackupHoldsItCommitted() throws Exception {
+        final OneMemoryNode node = shared;
+        final ParticipantService service = node.services.service(ParticipantService.class);
+        final Participant participant = service.participant();
+        final Catalog catalog = withBackup();
+        final UnsafeBuffer value = new UnsafeBuffer(new byte[8]);
+        final String outcome = on(node, catalog, rt -> {
+            final Txn txn = AurogonModule.AUROGON_PRE.begin(rt, false);
+            final long ts = ((AurogonTxn) txn).timestamp();
+            return txn.read("items", 10).compose(v -> {
+                txn.write("items", 10, value, 0, 8);
+                // The recovery's APPLY at the backup, then its version gone at the primary, as the COMMIT lands.
+                node.server.handle(AurogonRpc.COMMIT, (request, responder) -> {
+                    service.backups().apply(ts);
+                    participant.rollback(TABLE, 10, ts);
+                    status(responder, Participant.NOT_PENDING);
+                });
+                return txn.commit().transform(c -> {
+                    service.register(node.server);
+                    String r = c.succeeded() ? "committed"
+                        : c.cause().getClass().getSimpleName() + ": " + c.cause().getMessage();
+                    try {
+                        AurogonModule.AUROGON_PRE.begin(rt, false).abort();
+                    } catch (final io.scythe.txn.NotServingException gaveUp) {
+                        r += " | the loop gave up";
+                    }
+                    return Future.succeededFuture(r);
+                });
+            });
+        });
+        assertThat(outcome).isEqualTo("committed");
+        assertThat(pending(participant, 10)).isFalse();
+        assertThat(participant.violation()).isNull();
     }
 
     /**

@@ -50,6 +50,26 @@ class BackupsTest {
         assertThat(backups.replicate(TS, TS, TXN, MASK, 1, 7, 1, 10, 0, new byte[10])).as("the repost")
             .isEqualTo(Backups.COMMITTED);
         assertThat(applied).as("applied once").hasSize(1);
+        assertThat(backups.committedReposts()).isEqualTo(1);
+    }
+
+    /**
+     * Review of aurosplit4 (5): a part at a committed timestamp that is not the committed transaction (another id,
+     * mask or count of writes: a reused coordinator id) is FENCED, never told COMMITTED. Failed before: COMMITTED.
+     */
+    @Test
+    void shouldFenceAPartOfAnotherTransactionAtACommittedTimestamp() {
+        assertThat(backups.replicate(TS, TS, TXN, MASK, 1, 7, 1, 10, 0, new byte[10])).isEqualTo(Backups.OK);
+        assertThat(backups.apply(TS)).isEqualTo(Backups.OK);
+        assertThat(backups.replicate(TS, TS, TXN + 1, MASK, 1, 7, 1, 10, 0, new byte[10])).as("another id")
+            .isEqualTo(Backups.FENCED);
+        assertThat(backups.replicate(TS, TS, TXN, MASK | 1, 1, 7, 1, 10, 0, new byte[10])).as("another mask")
+            .isEqualTo(Backups.FENCED);
+        assertThat(backups.replicate(TS, TS, TXN, MASK, 2, 7, 1, 10, 0, new byte[10])).as("another count")
+            .isEqualTo(Backups.FENCED);
+        assertThat(backups.committedReposts()).isZero();
+        assertThat(backups.replicate(TS, TS, TXN, MASK, 1, 7, 1, 10, 0, new byte[10])).isEqualTo(Backups.COMMITTED);
+        assertThat(applied).hasSize(1);
     }
 
     @Test
