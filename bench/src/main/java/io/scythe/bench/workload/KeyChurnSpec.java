@@ -76,6 +76,12 @@ public final class KeyChurnSpec implements OltpSpec {
         return null;
     }
 
+    /** Its transactions insert rows ({@code Txn#insert}). */
+    @Override
+    public boolean insertsInTransactions() {
+        return true;
+    }
+
     @Override
     public String name() {
         return shape.name().toLowerCase(java.util.Locale.ROOT);

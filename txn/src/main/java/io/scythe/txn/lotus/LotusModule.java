@@ -160,6 +160,20 @@ public final class LotusModule implements ProtocolModule {
     }
 
     /**
+     * Refused (issue 19, TODO): an insert goes through the memory node's INSERT call, which sets the row's CAS lock
+     * word on each copy; a coordinator that dies with it leaves that word held, and recovery's clean-up of such an
+     * abandoned insert does not yet reach the copy a failover promotes (TPC-C under {@code --crash-mn}: 27 of 53 seeds
+     * left order-line and history rows locked on the promoted partition, seed 1 lost an order line). Refused rather
+     * than let a sweep report a lost row as a pass.
+     */
+    @Override
+    public String memoryNodeCrashWithInsertsRefusal(final io.scythe.txn.Protocol protocol) {
+        return "its inserts across a memory-node failover are not handled yet (a dead coordinator's abandoned insert "
+            + "leaves the row's lock word held on the promoted copy, and an inserted row can be lost: issue 19); run "
+            + "--crash-mn with a workload that inserts no keys (smallbank, ycsb)";
+    }
+
+    /**
      * A coordinator and a memory node dying together (the simulator's {@code --crash-cn} with {@code --crash-mn}): the
      * dead coordinator's records are decided by the visible cells on the copies that survive, and the visible write
      * goes to every backup before any primary ({@link LotusTxn#commit}), so a version a reader saw on a primary that

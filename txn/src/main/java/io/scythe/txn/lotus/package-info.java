@@ -157,7 +157,8 @@
  * two copies' values differing after the failover, not looked into) and 27 of TPC-C's first 53 seeds (inserted
  * order lines' and history rows' CAS words left held by the dead CN on the crashed memory node's promoted partition,
  * seed 1 also an order line lost: the INSERT RPC's CAS word and its abandonment by recovery across a failover are not
- * handled; helper lotusmn ran out of time); a restarted cluster-node process getting shards back (the give-back runs in process only);
+ * handled; helper lotusmn ran out of time; since helper lotusmn2 such a run on a workload that inserts is refused,
+ * {@link io.scythe.txn.lotus.LotusModule#memoryNodeCrashWithInsertsRefusal}); a restarted cluster-node process getting shards back (the give-back runs in process only);
  * resharding and Lotus's own leases across cluster-node processes; one-sided inserts (lotus.md
  * §2.1's path: the index bucket's address locked on its owner CN, then WRITEs of the object and the bucket slot): the
  * locks are taken ({@link io.scythe.txn.lotus.LotusTxn#insert}), but the record is still created by the memory node's

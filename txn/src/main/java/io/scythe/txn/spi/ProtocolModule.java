@@ -167,6 +167,15 @@ public interface ProtocolModule {
     }
 
     /**
+     * Why a run of {@code protocol} whose workload inserts keys in transactions may not have a memory node crash in
+     * the simulator ({@code --crash-mn}), though {@link #memoryNodeCrashRefusal(Protocol)} allows one without inserts;
+     * null (the default): no further refusal.
+     */
+    default String memoryNodeCrashWithInsertsRefusal(final Protocol protocol) {
+        return null;
+    }
+
+    /**
      * How many times the seed explorer's default run ({@code Explorer.options}, 150 us virtual) its TPC-C seeds of
      * {@code protocol} run: 1 (the default) for a protocol that commits TPC-C transactions within that window. A
      * protocol whose transactions wait for epochs and sequencing (CALVIN) commits almost none there, so its explored
