@@ -126,6 +126,22 @@ public final class RccModule implements ProtocolModule {
         return RccModule.MEMORY_NODE_CRASH_REFUSAL.formatted(protocol.name());
     }
 
+    /**
+     * MVCC and SUNDIAL refuse cluster mode's memory-node failover (issue 18, a review of stop 51): a promoted copy's
+     * rts is not floored above the reads its dead primary served (backups hold rts = wts for SUNDIAL, and MVCC's rts
+     * is raised on the primary only), so a write could commit below a read already served. The member's death is then
+     * logged as not failed over, and {@code scythe chaos --mn-faults} refuses them. NOWAIT, WAIT-DIE and OCC lock
+     * their objects and take the shared failover like FORD's protocols.
+     */
+    @Override
+    public String clusterMemoryNodeFailoverRefusal(final io.scythe.txn.Protocol protocol) {
+        final String base = protocol instanceof RccProtocol p ? p.base() : protocol.name();
+        return base.equals(MVCC.name()) || base.equals(SUNDIAL.name())
+            ? protocol.name() + ": a promoted copy's rts is not floored above the reads its dead primary served, so "
+                + "cluster nodes do not fail a memory node over for RCC's timestamp protocols (txn.rcc's package TODO)"
+            : null;
+    }
+
     /** Why no RCC protocol (CALVIN too) runs a memory-node crash in the simulator yet, for {@code %s}: its name. */
     public static final String MEMORY_NODE_CRASH_REFUSAL = "a memory-node crash is not handled by %s yet: its backups "
         + "hold what a promoted copy must serve, but an attempt holding a lock on the dead primary would still write "

@@ -85,12 +85,20 @@ public final class TakeoutLock {
         private final org.agrona.collections.Long2ObjectHashMap<Run> byObject =
             new org.agrona.collections.Long2ObjectHashMap<>();
 
-        private Run trailing(final long object, final long lower) {
+        /**
+         * The run still trailing the object's queue, or null. Its incarnation must be the slot's: a slot reused by
+         * another object zeroes {@code lower} and {@code upper}, and once the new object's {@code lower} climbs back to
+         * the old run's {@code next} the old run would match again and grant a reader a turn at or below a ticket an
+         * inserter or writer holds (a review of stop 51 found it).
+         */
+        private Run trailing(final long object, final long lower, final int incarnation) {
             final Run run = byObject.get(object);
-            return run != null && run.next == lower && run.start <= lower ? run : null;
+            return run != null && run.incarnation == incarnation && run.next == lower && run.start <= lower ? run
+                : null;
         }
 
-        private void extend(final long object, final Run trailing, final long ticket, final long tsBefore) {
+        private void extend(final long object, final Run trailing, final long ticket, final long tsBefore,
+                            final int incarnation) {
             if (trailing != null) {
                 trailing.next = ticket + 1;
                 return;
@@ -106,6 +114,7 @@ public final class TakeoutLock {
             run.start = ticket;
             run.next = ticket + 1;
             run.tsBefore = tsBefore;
+            run.incarnation = incarnation;
         }
     }
 
@@ -113,6 +122,12 @@ public final class TakeoutLock {
         long start;
         long next;
         long tsBefore;
+        /** The slot's incarnation when the run began ({@link ObjectLayout#INCARNATION_OFFSET}). */
+        int incarnation;
+    }
+
+    private static int incarnation(final AtomicBuffer objects, final int header) {
+        return objects.getShort(header + ObjectLayout.INCARNATION_OFFSET) & 0xffff;
     }
 
     /**
@@ -122,7 +137,7 @@ public final class TakeoutLock {
     public static long sharedAhead(final AtomicBuffer objects, final int header, final long object, final Runs runs) {
         final long lower = objects.getLongVolatile(header + ObjectLayout.LOWER_OFFSET);
         final long upper = objects.getLongVolatile(header + ObjectLayout.UPPER_OFFSET);
-        final Run run = runs.trailing(object, lower);
+        final Run run = runs.trailing(object, lower, incarnation(objects, header));
         return Math.max(0, (run != null ? run.start : lower) - upper);
     }
 
@@ -149,7 +164,8 @@ public final class TakeoutLock {
             final long lower = objects.getLongVolatile(lowerAt);
             final long upper = objects.getLongVolatile(header + ObjectLayout.UPPER_OFFSET);
             final long queuedTs = objects.getLongVolatile(queuedTsAt);
-            final Run trailing = runs.trailing(object, lower);
+            final int incarnation = incarnation(objects, header);
+            final Run trailing = runs.trailing(object, lower, incarnation);
             final long turn = trailing != null ? trailing.start : lower;
             final long tsBefore = trailing != null ? trailing.tsBefore : lower > upper ? queuedTs : Long.MIN_VALUE;
             final long ahead = Math.max(0, turn - upper);
@@ -170,7 +186,7 @@ public final class TakeoutLock {
                     objects.putLongVolatile(queuedTsAt, ts);
                     out.queuedTs = ts;
                 }
-                runs.extend(object, trailing, lower, tsBefore);
+                runs.extend(object, trailing, lower, tsBefore, incarnation);
                 objects.putLongVolatile(lowerAt, lower + 1);
             }
             return out;

@@ -114,6 +114,27 @@ class TakeoutLockTest {
         return objects.getLong(ObjectLayout.UPPER_OFFSET);
     }
 
+    /**
+     * A slot reused by another object (header zeroed, incarnation raised) whose inserter holds ticket 0: the old
+     * object's reader run [0, 1) must not match again once the new {@code lower} climbs back to its {@code next}, or
+     * the reader would be served at turn 0 beside the inserter (a review of stop 51 found it; failed before: turn 0).
+     */
+    @Test
+    void shouldNotLetAReaderJoinARunOfTheSlotsEarlierObject() {
+        assertThat(lockShared(10).status).isEqualTo(TakeoutLock.GRANTED);
+        assertThat(out.turn).isZero();
+        unlock();
+        objects.putLong(ObjectLayout.LOWER_OFFSET, 0);
+        objects.putLong(ObjectLayout.UPPER_OFFSET, 0);
+        objects.putLong(ObjectLayout.QUEUED_TS_OFFSET, 0);
+        final short incarnation = objects.getShort(ObjectLayout.INCARNATION_OFFSET);
+        objects.putShort(ObjectLayout.INCARNATION_OFFSET, (short) (incarnation + 1));
+        objects.getAndAddLong(ObjectLayout.LOWER_OFFSET, 1); // the inserter's ticket 0, held
+        assertThat(lockShared(11).status).isEqualTo(TakeoutLock.GRANTED);
+        assertThat(out.turn).as("a run of its own behind the inserter").isEqualTo(1);
+        assertThat(upper()).as("not served while the inserter holds").isLessThan(out.turn);
+    }
+
     @Test
     void shouldGrantConsecutiveReadersTogetherAndMakeTheWriterBehindThemWaitForEveryOne() {
         for (int i = 0; i < 3; i++) {
