@@ -85,7 +85,8 @@ public final class ChaosCommand implements Callable<Integer> {
         + "rcc-waitdie, rcc-occ, rcc-mvcc or rcc-sundial (RCC's, with their coordinator logs), selcc-2pl, selcc-occ, "
         + "selcc-to, sel-2pl (SELCC's latches) or aurogon (a dead coordinator's transactions resolved through the "
         + "backups; with --mn-faults a promoted memory node floors its reads first, and a killed one's replacement "
-        + "rejoins, re-replicated by Aurogon's COPY); rcc-calvin is refused, naming what cluster nodes lack to survive a compute node's death (default: "
+        + "rejoins, re-replicated by Aurogon's COPY) or rcc-calvin (one compute-node fault a run: a restarted node "
+        + "rejoins the total order; not with --mn-faults) (default: "
         + "${DEFAULT-VALUE}).")
     String protocol;
 
