@@ -1070,11 +1070,10 @@ public final class ScytheNode implements AutoCloseable {
         // on every restart within RESTART_GRACE_SCOPE_MS of the record's atMs, not only when this node found itself
         // still owed; the incarnations recovered within it are named to the module with the owed ones.
         final long[] lastRecoveredMs = new long[1];
-        earlier.putAll(RecoveryDuty.recoveredOf(hazelcast, config.node(),
-            System.currentTimeMillis() - RESTART_GRACE_SCOPE_MS, lastRecoveredMs));
-        final boolean recentRestart = lastRecoveredMs[0] >= 0
-            && System.currentTimeMillis() - lastRecoveredMs[0] < RESTART_GRACE_SCOPE_MS;
-        final boolean awaits = !ownOwed.isEmpty() || recentRestart;
+        final long graceScopeMs = restartGraceScopeMs(peerModule.restartAlwaysRejoins(protocol));
+        final long now = System.currentTimeMillis();
+        earlier.putAll(RecoveryDuty.recoveredOf(hazelcast, config.node(), now - graceScopeMs, lastRecoveredMs));
+        final boolean awaits = awaitsOwnRecovery(!ownOwed.isEmpty(), lastRecoveredMs[0], now, graceScopeMs);
         consumers.add(vertx.eventBus().<Object>consumer(RELEASED, m -> tellPeerReleased((JsonObject) m.body())));
         peerLoopSetUp = peerModule.startComputeNode(io.scythe.txn.ComputeNodePeers.context(index, names, peers,
             shared, peerRecovered::add, peerReleased::add, awaits, Map.copyOf(earlier)));
@@ -1101,6 +1100,20 @@ public final class ScytheNode implements AutoCloseable {
      * their take-backs of what names its reused participant numbers before it takes a latch).
      */
     static final long RESTART_GRACE_SCOPE_MS = 600_000;
+
+    /** {@link #RESTART_GRACE_SCOPE_MS}, or no bound for a module whose restart always rejoins (CALVIN). */
+    static long restartGraceScopeMs(final boolean alwaysRejoins) {
+        return alwaysRejoins ? Long.MAX_VALUE / 2 : RESTART_GRACE_SCOPE_MS;
+    }
+
+    /**
+     * Whether a starting CN is a restart its module must hold back ({@code ComputeNodeContext#awaitsOwnRecovery}):
+     * earlier incarnations still owed, or one recovered ({@code lastRecoveredMs}, -1: none) within {@code scopeMs}.
+     */
+    static boolean awaitsOwnRecovery(final boolean owed, final long lastRecoveredMs, final long nowMs,
+                                     final long scopeMs) {
+        return owed || lastRecoveredMs >= 0 && nowMs - lastRecoveredMs < scopeMs;
+    }
 
     /** This CN's earlier incarnations still owed recovery (a restarted CN of a peer protocol waits for them). */
     private final Set<String> ownOwed = ConcurrentHashMap.newKeySet();

@@ -90,6 +90,18 @@ public interface ProtocolModule {
     }
 
     /**
+     * Whether a compute node of {@code protocol} restarted on cluster nodes must be started as a restart
+     * ({@link ComputeNodeContext#awaitsOwnRecovery}, its recovered incarnations named) however long ago its earlier
+     * incarnation's recovery finished. False by default: the host tells only restarts within its grace scope (ten
+     * minutes), an older one being a fresh start to every module that only needs survivors' take-backs acknowledged.
+     * A module whose membership outlives recovery (CALVIN: a node taken over must JOIN the total order again, else it
+     * starts as an original member and hangs) says true.
+     */
+    default boolean restartAlwaysRejoins(final Protocol protocol) {
+        return false;
+    }
+
+    /**
      * Why a host must not crash a compute node in a run of {@code protocol} (the simulator's {@code --crash-cn}): what a
      * dead compute node leaves (latch bits, the only copy of a line) is not recovered yet, so the run would hang or
      * lose writes; {@code null} (the default) when it may.

@@ -118,6 +118,16 @@ public final class CalvinModule implements ProtocolModule {
     }
 
     /**
+     * True: a node taken over has left the total order for good (the survivors run its partitions), so its restart
+     * JOINs however late it comes; started as an original member after the host's grace scope, it waited for inputs
+     * nobody would send it.
+     */
+    @Override
+    public boolean restartAlwaysRejoins(final Protocol protocol) {
+        return true;
+    }
+
+    /**
      * Where the host does not say which node crashes: refused with {@code log=off} (see the other overload); else
      * any compute node may crash (issue 18 parts 2-5).
      */

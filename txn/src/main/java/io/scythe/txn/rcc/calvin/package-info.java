@@ -287,7 +287,8 @@
  * there (a member leaving, then its recovery, take seconds). With {@code log=off} a node that sequenced unlogged
  * transactions gives up when told of a death. A killed compute node restarted ({@code scythe cluster} restarts it;
  * {@code LocalCluster#restart}) rejoins the total order by the simulator's path ({@code CalvinNode#join}); what
- * differs is when: the host starts the process at once, so the new incarnation ({@code awaitsOwnRecovery}) asks to
+ * differs is when: the host starts the process at once, so the new incarnation ({@code awaitsOwnRecovery}, however
+ * long after its old incarnation's recovery it restarts: {@code CalvinModule#restartAlwaysRejoins}) asks to
  * rejoin only once the host tells it its earlier incarnations are recovered (its own name through
  * {@code onPeerRecovered}, told before or after its home loop starts), as the simulator starts a restarted node only
  * after its old incarnation's recovery; a survivor told later answers {@code JOIN_NOT_YET} until it read the dead
