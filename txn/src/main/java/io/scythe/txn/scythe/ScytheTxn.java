@@ -368,7 +368,9 @@ public final class ScytheTxn extends OneSidedTxn {
     /** The commit's lock stage with its timestamp {@code ts}: every written object not held yet, and the inserts. */
     @Override
     protected Future<Void> commitLocks(final long ts) {
-        final List<Future<?>> locking = new ArrayList<>(accesses.size() + 1);
+        // Checked before any Lock request is sent: an abort found mid-loop left the requests sent before it in
+        // flight, their tickets granted after the abort was reported (and held until the attempt's release found
+        // them). Checked first, the abort sends none.
         for (int i = 0; i < accesses.size(); i++) {
             final Access a = accesses.get(i);
             if (a.dirty && heldShared(a)) {
@@ -378,6 +380,10 @@ public final class ScytheTxn extends OneSidedTxn {
                 return Future.failedFuture(new AbortException(AbortReason.LOCKED, 0, a.table, a.key, "key " + a.key
                     + " of " + a.table + " was read with a shared ticket, then written"));
             }
+        }
+        final List<Future<?>> locking = new ArrayList<>(accesses.size() + 1);
+        for (int i = 0; i < accesses.size(); i++) {
+            final Access a = accesses.get(i);
             if (a.dirty && !a.locked) {
                 locking.add(lock(a, ts));
             }
