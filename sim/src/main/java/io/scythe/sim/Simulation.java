@@ -1172,8 +1172,10 @@ public final class Simulation {
         final LocksLeftHeld held = LocksLeftHeld.census(memoryNodes, ticketLedgers, ticketInserts,
             this::computeNodeOf, name::equals);
         int tickets = 0;
+        int shared = 0;
         for (final TicketLedger ledger : ticketLedgers) {
             tickets += ledger == null ? 0 : ledger.heldBy(name);
+            shared += ledger == null ? 0 : ledger.sharedHeldBy(name);
         }
         int unfinished = 0;
         for (final TxnRuntime runtime : runtimesOfCn.get(cn)) {
@@ -1182,6 +1184,9 @@ public final class Simulation {
         }
         final JsonObject census = new JsonObject().put("in_flight", clientsInFlight).put("locks_held", held.byGivenUp)
             .put("tickets_queued", Math.max(0, tickets - held.byGivenUp)).put("redo_unfinished", unfinished);
+        if (shared > 0) { // scythe:shared's reader tickets: recovery must release each once (sim.crash.shared_tickets)
+            census.put("shared_held", shared);
+        }
         tally.crashed(cn, clock.nanoTime(), inFlight, census);
         census.put("stage", CrashRecovery.stage(census));
     }
@@ -1876,6 +1881,16 @@ public final class Simulation {
                     : "none yet: what the crash left is reported, not repaired"));
             if (!restarts.isEmpty()) {
                 sim.getJsonObject("crash").put("restarts", restartsJson());
+            }
+            long sharedCancelled = 0;
+            long sharedSkipped = 0;
+            for (final TicketLedger ledger : ticketLedgers) {
+                sharedCancelled += ledger == null ? 0 : ledger.sharedCancelled();
+                sharedSkipped += ledger == null ? 0 : ledger.sharedSkipped();
+            }
+            if (sharedCancelled > 0) { // the crashed node's shared tickets recovery cancelled, and skipped (+1 each)
+                sim.getJsonObject("crash").put("shared_tickets", new JsonObject().put("cancelled", sharedCancelled)
+                    .put("skipped", sharedSkipped));
             }
         }
         final io.scythe.txn.spi.ProtocolModule owner = owner();

@@ -73,61 +73,101 @@ public final class TakeoutLock {
     }
 
     /**
-     * A memory node's trailing reader run of each object it granted shared tickets of: tickets
-     * {@code [start, next)} are readers granted together, and {@code tsBefore} is the largest timestamp queued ahead
-     * of them when the run began. Valid only while {@code next == lower} (nothing else took a ticket since: not a
-     * writer, not an insert); otherwise the next reader begins a new run. Losing a run (the table is forgotten when it
-     * fills, or two services of one node each keep their own) only makes a reader begin a new run, which waits for
-     * everything ahead: the conservative choice, never a wrong grant. Guarded by the object's stripe lock.
+     * Where a memory node keeps the trailing reader run of each object it granted shared tickets of: the
+     * {@link TicketLedger}'s entry of the object (one per-object map: the ledger's tickets and the run of the same slot
+     * incarnation live together, and a reused slot drops both). Guarded by the object's stripe lock.
      */
-    public static final class Runs {
-        private static final int TRACKED_OBJECTS = 1 << 16;
-        private final org.agrona.collections.Long2ObjectHashMap<Run> byObject =
-            new org.agrona.collections.Long2ObjectHashMap<>();
-
+    public interface Runs {
         /**
-         * The run still trailing the object's queue, or null. Its incarnation must be the slot's: a slot reused by
-         * another object zeroes {@code lower} and {@code upper}, and once the new object's {@code lower} climbs back to
-         * the old run's {@code next} the old run would match again and grant a reader a turn at or below a ticket an
-         * inserter or writer holds (a review of stop 51 found it).
+         * The run record of {@code object} for the slot's {@code incarnation}: reset when the slot was reused since
+         * (its {@code lower} and {@code upper} were zeroed, so an old run's tickets would match again); null when
+         * there is none and {@code create} is false.
          */
-        private Run trailing(final long object, final long lower, final int incarnation) {
-            final Run run = byObject.get(object);
-            return run != null && run.incarnation == incarnation && run.next == lower && run.start <= lower ? run
-                : null;
-        }
-
-        private void extend(final long object, final Run trailing, final long ticket, final long tsBefore,
-                            final int incarnation) {
-            if (trailing != null) {
-                trailing.next = ticket + 1;
-                return;
-            }
-            Run run = byObject.get(object);
-            if (run == null) {
-                if (byObject.size() >= TRACKED_OBJECTS) {
-                    byObject.clear();
-                }
-                run = new Run();
-                byObject.put(object, run);
-            }
-            run.start = ticket;
-            run.next = ticket + 1;
-            run.tsBefore = tsBefore;
-            run.incarnation = incarnation;
-        }
+        Run run(long object, int incarnation, boolean create);
     }
 
-    private static final class Run {
+    /**
+     * A reader run: tickets {@code [start, next)} are readers granted together, and {@code tsBefore} is the largest
+     * timestamp queued ahead of them when the run began. Readers join it only while {@code next == lower} (nothing
+     * else took a ticket since: not a writer, not an insert) and it is not {@code closed}; otherwise the next reader
+     * begins a new run. Losing a run only makes a reader begin a new run, which waits for everything ahead: the
+     * conservative choice, never a wrong grant.
+     */
+    public static final class Run {
         long start;
-        long next;
+        long next = -1;
         long tsBefore;
-        /** The slot's incarnation when the run began ({@link ObjectLayout#INCARNATION_OFFSET}). */
-        int incarnation;
+        /**
+         * No more readers join: an exclusive request was refused or held back while the run trailed (issue 22's
+         * review: a writer refused takes no ticket, so before this a served run kept trailing, and readers kept
+         * joining it, for as long as they came).
+         */
+        boolean closed;
+
+        void reset() {
+            start = 0;
+            next = -1;
+            tsBefore = 0;
+            closed = false;
+        }
     }
 
-    private static int incarnation(final AtomicBuffer objects, final int header) {
+    static int incarnation(final AtomicBuffer objects, final int header) {
         return objects.getShort(header + ObjectLayout.INCARNATION_OFFSET) & 0xffff;
+    }
+
+    /** The run at the tail of the queue ({@code next == lower}: no ticket taken since), of this incarnation, or null. */
+    private static Run atTail(final Runs runs, final long object, final long lower, final int incarnation) {
+        final Run run = runs.run(object, incarnation, false);
+        return run != null && run.next == lower && run.start <= lower ? run : null;
+    }
+
+    /** The run readers would join now: at the tail of the queue and not closed. */
+    private static Run trailing(final Runs runs, final long object, final long lower, final int incarnation) {
+        final Run run = atTail(runs, object, lower, incarnation);
+        return run != null && !run.closed ? run : null;
+    }
+
+    private static void extend(final Runs runs, final long object, final Run trailing, final long ticket,
+                               final long tsBefore, final int incarnation) {
+        if (trailing != null) {
+            trailing.next = ticket + 1;
+            return;
+        }
+        final Run run = runs.run(object, incarnation, true);
+        run.start = ticket;
+        run.next = ticket + 1;
+        run.tsBefore = tsBefore;
+        run.closed = false;
+    }
+
+    private static Object stripe(final int header) {
+        return STRIPE_LOCKS[(header >>> 6) & (STRIPES - 1)];
+    }
+
+    /**
+     * The step both rules begin with, under the object's stripe lock: reads {@code upper} and {@code queued_ts} into
+     * {@code out}, resets its ticket and turn, and returns {@code lower}.
+     */
+    private static long begin(final AtomicBuffer objects, final int header, final Outcome out) {
+        final long lower = objects.getLongVolatile(header + ObjectLayout.LOWER_OFFSET);
+        out.upper = objects.getLongVolatile(header + ObjectLayout.UPPER_OFFSET);
+        out.queuedTs = objects.getLongVolatile(header + ObjectLayout.QUEUED_TS_OFFSET);
+        out.ticket = -1;
+        out.turn = -1;
+        return lower;
+    }
+
+    /** The step both rules end a grant with: ticket {@code lower}, {@code queued_ts} raised to {@code ts}. */
+    private static void take(final AtomicBuffer objects, final int header, final long lower, final long ts,
+                             final Outcome out) {
+        out.status = GRANTED;
+        out.ticket = lower;
+        if (ts > out.queuedTs) {
+            objects.putLongVolatile(header + ObjectLayout.QUEUED_TS_OFFSET, ts);
+            out.queuedTs = ts;
+        }
+        objects.putLongVolatile(header + ObjectLayout.LOWER_OFFSET, lower + 1);
     }
 
     /**
@@ -137,8 +177,22 @@ public final class TakeoutLock {
     public static long sharedAhead(final AtomicBuffer objects, final int header, final long object, final Runs runs) {
         final long lower = objects.getLongVolatile(header + ObjectLayout.LOWER_OFFSET);
         final long upper = objects.getLongVolatile(header + ObjectLayout.UPPER_OFFSET);
-        final Run run = runs.trailing(object, lower, incarnation(objects, header));
+        final Run run = trailing(runs, object, lower, incarnation(objects, header));
         return Math.max(0, (run != null ? run.start : lower) - upper);
+    }
+
+    /**
+     * Closes the reader run trailing the object's queue, if any: an exclusive request waits (held back, {@link
+     * TakeoutLockService}) and readers arriving meanwhile must queue behind it, not join a run already served.
+     */
+    public static void closeRun(final AtomicBuffer objects, final int header, final long object, final Runs runs) {
+        synchronized (stripe(header)) {
+            final Run run = trailing(runs, object, objects.getLongVolatile(header + ObjectLayout.LOWER_OFFSET),
+                incarnation(objects, header));
+            if (run != null) {
+                run.closed = true;
+            }
+        }
     }
 
     /**
@@ -147,7 +201,10 @@ public final class TakeoutLock {
      * run's first ticket; otherwise its own ticket begins a new run. A reader holds the lock once {@code upper >= turn}
      * (every ticket ahead of the run released) and releases with +1 on {@code upper} like any holder, so a writer (an
      * exclusive ticket, {@code upper == ticket}) behind the run waits for every reader of it, and readers behind that
-     * writer begin a run of their own after it: tickets stay first come, first served, so no writer is starved by a
+     * writer begin a run of their own after it: tickets stay first come, first served. A writer refused (or held back)
+     * while the run trails takes no ticket; it closes the run instead ({@link Run#closed}), so that the readers after
+     * it wait behind the run rather than join it, and the writer's hot watermark counts the run as one turn
+     * ({@link #lock(AtomicBuffer, int, long, long, boolean, Watermarks, Runs, Outcome)}): no writer is starved by a
      * stream of readers.
      *
      * <p>Timestamp order, like the exclusive rule's, only on those it waits for: the refusal keeps every wait from a
@@ -158,36 +215,23 @@ public final class TakeoutLock {
      */
     public static Outcome lockShared(final AtomicBuffer objects, final int header, final long object, final long ts,
                                      final Watermarks watermarks, final Runs runs, final Outcome out) {
-        final int lowerAt = header + ObjectLayout.LOWER_OFFSET;
-        final int queuedTsAt = header + ObjectLayout.QUEUED_TS_OFFSET;
-        synchronized (STRIPE_LOCKS[(header >>> 6) & (STRIPES - 1)]) {
-            final long lower = objects.getLongVolatile(lowerAt);
-            final long upper = objects.getLongVolatile(header + ObjectLayout.UPPER_OFFSET);
-            final long queuedTs = objects.getLongVolatile(queuedTsAt);
+        synchronized (stripe(header)) {
+            final long lower = begin(objects, header, out);
             final int incarnation = incarnation(objects, header);
-            final Run trailing = runs.trailing(object, lower, incarnation);
+            final Run trailing = trailing(runs, object, lower, incarnation);
             final long turn = trailing != null ? trailing.start : lower;
-            final long tsBefore = trailing != null ? trailing.tsBefore : lower > upper ? queuedTs : Long.MIN_VALUE;
-            final long ahead = Math.max(0, turn - upper);
+            final long tsBefore = trailing != null ? trailing.tsBefore
+                : lower > out.upper ? out.queuedTs : Long.MIN_VALUE;
+            final long ahead = Math.max(0, turn - out.upper);
             out.queued = ahead;
-            out.upper = upper;
-            out.queuedTs = queuedTs;
-            out.ticket = -1;
-            out.turn = -1;
             if (ahead > 0 && ts < tsBefore) {
                 out.status = REFUSED_ORDER;
             } else if (ahead > watermarks.hot()) {
                 out.status = REFUSED_HOT;
             } else {
-                out.status = GRANTED;
-                out.ticket = lower;
+                take(objects, header, lower, ts, out);
                 out.turn = turn;
-                if (ts > queuedTs) {
-                    objects.putLongVolatile(queuedTsAt, ts);
-                    out.queuedTs = ts;
-                }
-                runs.extend(object, trailing, lower, tsBefore, incarnation);
-                objects.putLongVolatile(lowerAt, lower + 1);
+                extend(runs, object, trailing, lower, tsBefore, incarnation);
             }
             return out;
         }
@@ -200,34 +244,39 @@ public final class TakeoutLock {
      */
     public static Outcome lock(final AtomicBuffer objects, final int header, final long ts, final boolean hot,
                                final Watermarks watermarks, final Outcome out) {
-        final int lowerAt = header + ObjectLayout.LOWER_OFFSET;
-        final int queuedTsAt = header + ObjectLayout.QUEUED_TS_OFFSET;
-        synchronized (STRIPE_LOCKS[(header >>> 6) & (STRIPES - 1)]) {
-            final long lower = objects.getLongVolatile(lowerAt);
-            final long upper = objects.getLongVolatile(header + ObjectLayout.UPPER_OFFSET);
-            final long queuedTs = objects.getLongVolatile(queuedTsAt);
-            final long queued = lower - upper;
+        return lock(objects, header, 0, ts, hot, watermarks, null, out);
+    }
+
+    /**
+     * As {@link #lock(AtomicBuffer, int, long, boolean, Watermarks, Outcome)}, on an object ({@code object}) that may
+     * have shared tickets ({@code runs}, null when none are ever granted): the reader run trailing the queue counts
+     * as one turn against the hot watermark, as its readers hold together (ahead of the writer: the tickets before the
+     * run, and the run), and a refusal closes it ({@link Run#closed}). Heat ({@link Outcome#queued}) and the cold
+     * watermark still count tickets.
+     */
+    public static Outcome lock(final AtomicBuffer objects, final int header, final long object, final long ts,
+                               final boolean hot, final Watermarks watermarks, final Runs runs, final Outcome out) {
+        synchronized (stripe(header)) {
+            final long lower = begin(objects, header, out);
+            final long queued = lower - out.upper;
             out.queued = queued;
-            out.upper = upper;
-            out.queuedTs = queuedTs;
-            out.ticket = -1;
-            out.turn = -1;
+            final Run run = runs == null || queued <= 0 ? null
+                : atTail(runs, object, lower, incarnation(objects, header)); // closed or not: one turn
+            final long turnsAhead = run == null ? queued : Math.max(0, run.start - out.upper) + 1;
             // Fig. 14 refuses on any of the three conditions; which one is reported is ours to choose, and a COLD
             // request over the cold watermark is told so first: the object is hot and it should retry as TOCC.
             if (!hot && queued > watermarks.cold()) {
                 out.status = REFUSED_COLD;
-            } else if (queued > 0 && ts < queuedTs) {
+            } else if (queued > 0 && ts < out.queuedTs) {
                 out.status = REFUSED_ORDER;
-            } else if (queued > watermarks.hot()) {
+            } else if (turnsAhead > watermarks.hot()) {
                 out.status = REFUSED_HOT;
             } else {
-                out.status = GRANTED;
-                out.ticket = lower;
-                if (ts > queuedTs) {
-                    objects.putLongVolatile(queuedTsAt, ts);
-                    out.queuedTs = ts;
-                }
-                objects.putLongVolatile(lowerAt, lower + 1);
+                take(objects, header, lower, ts, out);
+                return out;
+            }
+            if (run != null) {
+                run.closed = true; // refused, it takes no ticket: the readers after it queue behind the run
             }
             return out;
         }

@@ -41,10 +41,11 @@ public final class TakeoutLockService implements io.scythe.bridge.Bridge.Poller 
     /** Requests by the heat they found, in power-of-two buckets: [0], [1], [2,3], [4,7], ... (see {@link #heatBucket}). */
     private final long[] heatBuckets = new long[HEAT_BUCKETS];
     private long hotRequests;
-    /** Who holds or queues for each ticket, for recovery; null when not tracked. */
-    private TicketLedger ledger;
-    /** The trailing reader run of each object granted shared tickets ({@link TakeoutLock#lockShared}). */
-    private final TakeoutLock.Runs runs = new TakeoutLock.Runs();
+    /**
+     * Who holds or queues for each ticket, for recovery, and each object's trailing reader run
+     * ({@link TakeoutLock#lockShared}): one entry per object. A ledger of its own unless given one.
+     */
+    private TicketLedger ledger = new TicketLedger();
     private long sharedGranted;
     private long sharedReleased;
 
@@ -62,7 +63,7 @@ public final class TakeoutLockService implements io.scythe.bridge.Bridge.Poller 
 
     /** Records every granted ticket's compute node in {@code ledger} (recovery cancels a dead node's). */
     public TakeoutLockService ledger(final TicketLedger ledger) {
-        this.ledger = ledger;
+        this.ledger = java.util.Objects.requireNonNull(ledger, "ledger");
         return this;
     }
 
@@ -127,7 +128,7 @@ public final class TakeoutLockService implements io.scythe.bridge.Bridge.Poller 
             if (pending.hot && !pending.heldBack) {
                 final int at = pending.header;
                 final long queued = pending.shared ? TakeoutLock.sharedAhead(pending.table.objectMemory(), at,
-                    objectKey(pending.table, at), runs) : pending.table.objectMemory().getLongVolatile(at
+                    TicketLedger.objectKey(pending.table, at), ledger) : pending.table.objectMemory().getLongVolatile(at
                     + io.scythe.storage.ObjectLayout.LOWER_OFFSET) - pending.table.objectMemory().getLongVolatile(at
                     + io.scythe.storage.ObjectLayout.UPPER_OFFSET);
                 if (queued > watermarks.cold() && queued < watermarks.hot()) {
@@ -135,15 +136,21 @@ public final class TakeoutLockService implements io.scythe.bridge.Bridge.Poller 
                     pending.until = now + TakeoutLock.DEFER_NS;
                     heldBack.add(pending);
                     deferred++;
+                    if (!pending.shared) {
+                        // A writer waits: readers arriving meanwhile queue behind the run ahead, not join it.
+                        TakeoutLock.closeRun(pending.table.objectMemory(), at, TicketLedger.objectKey(pending.table,
+                            at), ledger);
+                    }
                     continue;
                 }
             }
+            final long object = TicketLedger.objectKey(pending.table, pending.header);
             if (pending.shared) {
-                TakeoutLock.lockShared(pending.table.objectMemory(), pending.header,
-                    objectKey(pending.table, pending.header), pending.ts, watermarks, runs, outcome);
+                TakeoutLock.lockShared(pending.table.objectMemory(), pending.header, object, pending.ts, watermarks,
+                    ledger, outcome);
             } else {
-                TakeoutLock.lock(pending.table.objectMemory(), pending.header, pending.ts, pending.hot, watermarks,
-                    outcome);
+                TakeoutLock.lock(pending.table.objectMemory(), pending.header, object, pending.ts, pending.hot,
+                    watermarks, ledger, outcome);
             }
             heatSum += outcome.queued;
             heatBuckets[heatBucket(outcome.queued)]++;
@@ -154,11 +161,9 @@ public final class TakeoutLockService implements io.scythe.bridge.Bridge.Poller 
                 granted++;
                 if (pending.shared) {
                     sharedGranted++;
-                    if (ledger != null) {
-                        ledger.granted(pending.client, pending.txn, pending.table, pending.header, outcome.ticket,
-                            outcome.turn, true);
-                    }
-                } else if (ledger != null) {
+                    ledger.granted(pending.client, pending.txn, pending.table, pending.header, outcome.ticket,
+                        outcome.turn, true);
+                } else {
                     ledger.granted(pending.client, pending.txn, pending.table, pending.header, outcome.ticket);
                 }
             } else {
@@ -196,10 +201,6 @@ public final class TakeoutLockService implements io.scythe.bridge.Bridge.Poller 
         round.clear();
     }
 
-    private static long objectKey(final Table table, final int header) {
-        return ((long) table.schema().id() << 32) | (header & 0xffffffffL);
-    }
-
     /**
      * Releases a shared ticket: 1 added to {@code upper}, once, and only for a ticket the ledger knows the caller
      * holds (a repeated or forged release, or one of a node recovery cancelled, changes nothing and is answered bad).
@@ -214,7 +215,7 @@ public final class TakeoutLockService implements io.scythe.bridge.Bridge.Poller 
         final Table table = db.table(p.getInt(at + LockRpc.TABLE_OFFSET));
         final int header = table == null ? -1 : table.offsetOf(p.getLong(at + LockRpc.POINTER_OFFSET));
         final long ticket = p.getLong(at + LockRpc.TS_OFFSET);
-        if (header < 0 || ledger != null && !ledger.releaseShared(request.client(), table, header, ticket)) {
+        if (header < 0 || !ledger.releaseShared(request.client(), table, header, ticket)) {
             answerBad(responder);
             return;
         }

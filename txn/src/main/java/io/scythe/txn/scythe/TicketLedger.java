@@ -27,9 +27,12 @@ import java.util.Set;
  * node ({@link LockRpc#UNLOCK_SHARED}), which marks them released here; so a shared ticket is known held until then,
  * and a dead compute node's unreleased one is skipped (1 added for it) once {@code upper} reaches its turn.
  */
-public final class TicketLedger implements Bridge.Poller {
-    /** Tickets not yet known to be served, by object (keyed without boxing: one lookup per grant). */
-    private final Long2ObjectHashMap<ArrayDeque<Holder>> byObject = new Long2ObjectHashMap<>();
+public final class TicketLedger implements Bridge.Poller, TakeoutLock.Runs {
+    /**
+     * Each object's entry (keyed without boxing: one lookup per grant): its tickets not yet known to be served and its
+     * trailing reader run, both of one incarnation of the object's slot.
+     */
+    private final Long2ObjectHashMap<Entry> byObject = new Long2ObjectHashMap<>();
     /** The tables by schema id (no boxing: looked up per grant). */
     private final Long2ObjectHashMap<Table> tables = new Long2ObjectHashMap<>();
     private final List<Holder> cancelled = new ArrayList<>();
@@ -37,12 +40,49 @@ public final class TicketLedger implements Bridge.Poller {
     private final Set<String> released = new HashSet<>();
     private Bridge bridge;
     private long skipped;
+    /** Shared tickets cancelled (a dead node's unreleased ones) and, of those, skipped: 1 added to upper for each. */
+    private long sharedCancelled;
+    private long sharedSkipped;
+
+    /**
+     * One object's tickets and reader run, for one incarnation of its slot. A slot reused by another object (its
+     * {@code lower} and {@code upper} zeroed, its incarnation raised) drops both ({@link #renew}): before, the old
+     * object's holders stayed queued (an exclusive one with a ticket at or above the new {@code upper} looked
+     * outstanding, so nothing behind it was pruned), {@link #releaseShared} stopped at an old holder with the same ticket
+     * number and refused the new reader's release, and a recovery's {@link #cancel} skipped old tickets on the new
+     * object's {@code upper}.
+     */
+    private static final class Entry {
+        int incarnation;
+        final ArrayDeque<Holder> holders = new ArrayDeque<>(2);
+        final TakeoutLock.Run run = new TakeoutLock.Run();
+
+        Entry(final int incarnation) {
+            this.incarnation = incarnation;
+        }
+
+        /** Holders are of the incarnation now in the slot; else the old ones are dropped first. */
+        Entry of(final int current) {
+            if (current != incarnation) {
+                renew(current);
+            }
+            return this;
+        }
+
+        void renew(final int current) {
+            incarnation = current;
+            holders.clear();
+            run.reset();
+        }
+    }
 
     /** A ticket and who got it; a served one's holder is reused for the object's next grant. */
     private static final class Holder {
         String client;
         long txn;
         long object;
+        /** The incarnation of the object's slot the ticket was granted in. */
+        int incarnation;
         long ticket;
         /** A shared ticket's turn ({@code ticket} for an exclusive one). */
         long turn;
@@ -50,16 +90,17 @@ public final class TicketLedger implements Bridge.Poller {
         /** A shared ticket released through this node ({@link #releaseShared}). */
         boolean released;
 
-        Holder(final String client, final long txn, final long object, final long ticket, final long turn,
-               final boolean shared) {
-            set(client, txn, object, ticket, turn, shared);
+        Holder(final String client, final long txn, final long object, final int incarnation, final long ticket,
+               final long turn, final boolean shared) {
+            set(client, txn, object, incarnation, ticket, turn, shared);
         }
 
-        Holder set(final String client, final long txn, final long object, final long ticket, final long turn,
-                   final boolean shared) {
+        Holder set(final String client, final long txn, final long object, final int incarnation, final long ticket,
+                   final long turn, final boolean shared) {
             this.client = client;
             this.txn = txn;
             this.object = object;
+            this.incarnation = incarnation;
             this.ticket = ticket;
             this.turn = turn;
             this.shared = shared;
@@ -78,8 +119,33 @@ public final class TicketLedger implements Bridge.Poller {
         }
     }
 
-    private static long objectKey(final Table table, final int header) {
+    static long objectKey(final Table table, final int header) {
         return ((long) table.schema().id() << 32) | (header & 0xffffffffL);
+    }
+
+    @Override
+    public TakeoutLock.Run run(final long object, final int incarnation, final boolean create) {
+        Entry entry = byObject.get(object);
+        if (entry == null) {
+            if (!create) {
+                return null;
+            }
+            entry = new Entry(incarnation);
+            byObject.put(object, entry);
+        }
+        return entry.of(incarnation).run;
+    }
+
+    /** The incarnation of the slot of {@code object} now, or -1 when its table is unknown here. */
+    private int incarnationNow(final long object) {
+        final Table table = tables.get(object >>> 32);
+        return table == null ? -1 : TakeoutLock.incarnation(table.objectMemory(), (int) object);
+    }
+
+    /** {@code entry}, the entry of {@code object}, with only its slot's current incarnation's tickets. */
+    private Entry current(final long object, final Entry entry) {
+        final int now = incarnationNow(object);
+        return now < 0 ? entry : entry.of(now);
     }
 
     /**
@@ -100,23 +166,26 @@ public final class TicketLedger implements Bridge.Poller {
         if (tables.get(table.schema().id()) == null) {
             tables.put(table.schema().id(), table);
         }
+        final int incarnation = TakeoutLock.incarnation(table.objectMemory(), header);
         if (!released.isEmpty() && released.contains(client)) { // hashing the client's name per grant cost 2 % of the loop
-            cancelled.add(new Holder(client, txn, object, ticket, turn, shared));
+            cancelled.add(new Holder(client, txn, object, incarnation, ticket, turn, shared));
+            sharedCancelled += shared ? 1 : 0;
             skipOrPoll(); // queued behind a live holder: skipped once upper reaches it
             return;
         }
-        ArrayDeque<Holder> queue = byObject.get(object);
-        if (queue == null) {
-            queue = new ArrayDeque<>(2);
-            byObject.put(object, queue);
+        Entry entry = byObject.get(object);
+        if (entry == null) {
+            entry = new Entry(incarnation);
+            byObject.put(object, entry);
         }
+        final ArrayDeque<Holder> queue = entry.of(incarnation).holders;
         final long upper = table.objectMemory().getLongVolatile(header + ObjectLayout.UPPER_OFFSET);
         Holder served = null;
         while (!queue.isEmpty() && !queue.peekFirst().outstanding(upper)) {
             served = queue.pollFirst();
         }
-        queue.addLast(served == null ? new Holder(client, txn, object, ticket, turn, shared) : served.set(client, txn,
-            object, ticket, turn, shared));
+        queue.addLast(served == null ? new Holder(client, txn, object, incarnation, ticket, turn, shared)
+            : served.set(client, txn, object, incarnation, ticket, turn, shared));
     }
 
     /**
@@ -127,11 +196,12 @@ public final class TicketLedger implements Bridge.Poller {
      * granted): nothing changed, and {@code upper} must not move
      */
     public boolean releaseShared(final String client, final Table table, final int header, final long ticket) {
-        final ArrayDeque<Holder> queue = byObject.get(objectKey(table, header));
-        if (queue == null) {
+        final Entry entry = byObject.get(objectKey(table, header));
+        if (entry == null) {
             return false;
         }
-        for (final Holder h : queue) {
+        // Of the incarnation in the slot only: ticket numbers start again at 0 in a reused slot.
+        for (final Holder h : entry.of(TakeoutLock.incarnation(table.objectMemory(), header)).holders) {
             if (h.ticket == ticket) {
                 if (!h.shared || h.released || !h.client.equals(client)) {
                     return false;
@@ -152,8 +222,10 @@ public final class TicketLedger implements Bridge.Poller {
     public int cancel(final String client) {
         released.add(client);
         int count = 0;
-        for (final Iterator<ArrayDeque<Holder>> it = byObject.values().iterator(); it.hasNext(); ) {
-            final ArrayDeque<Holder> queue = it.next();
+        for (final Long2ObjectHashMap<Entry>.EntryIterator it = byObject.entrySet().iterator(); it.hasNext(); ) {
+            it.next();
+            final Entry entry = it.getValue();
+            final ArrayDeque<Holder> queue = current(it.getLongKey(), entry).holders;
             for (final Iterator<Holder> h = queue.iterator(); h.hasNext(); ) {
                 final Holder holder = h.next();
                 if (holder.client.equals(client)) {
@@ -161,10 +233,11 @@ public final class TicketLedger implements Bridge.Poller {
                     if (holder.outstanding(upper(holder))) {
                         cancelled.add(holder);
                         count++;
+                        sharedCancelled += holder.shared ? 1 : 0;
                     }
                 }
             }
-            if (queue.isEmpty()) {
+            if (queue.isEmpty() && entry.run.next < 0) {
                 it.remove();
             }
         }
@@ -207,12 +280,15 @@ public final class TicketLedger implements Bridge.Poller {
             for (final Iterator<Holder> it = cancelled.iterator(); it.hasNext(); ) {
                 final Holder holder = it.next();
                 final long upper = upper(holder);
-                if (!holder.shared && upper > holder.ticket) {
+                if (incarnationNow(holder.object) != holder.incarnation) {
+                    it.remove(); // the slot was reused: the ticket's lock words are gone with its object
+                } else if (!holder.shared && upper > holder.ticket) {
                     it.remove(); // cannot happen for a cancelled ticket unless skipped already; dropped
                 } else if (holder.served(upper)) {
                     memory(holder.object).getAndAddLong((int) holder.object + ObjectLayout.UPPER_OFFSET, 1);
                     it.remove();
                     skipped++;
+                    sharedSkipped += holder.shared ? 1 : 0;
                     work++;
                     progress = true;
                 }
@@ -242,17 +318,39 @@ public final class TicketLedger implements Bridge.Poller {
         return skipped;
     }
 
+    /** Shared tickets cancelled so far (recovery's, and those granted to a node released already). */
+    public long sharedCancelled() {
+        return sharedCancelled;
+    }
+
+    /** Cancelled shared tickets skipped so far: each adds 1 to its object's {@code upper}, once. */
+    public long sharedSkipped() {
+        return sharedSkipped;
+    }
+
+    /** Shared tickets {@code client} holds or queues for, not released. */
+    public int sharedHeldBy(final String client) {
+        int n = 0;
+        for (final Long2ObjectHashMap<Entry>.EntryIterator it = byObject.entrySet().iterator(); it.hasNext(); ) {
+            it.next();
+            for (final Holder h : current(it.getLongKey(), it.getValue()).holders) {
+                n += h.shared && !h.released && h.client.equals(client) ? 1 : 0;
+            }
+        }
+        return n;
+    }
+
     /**
      * The compute node whose ticket {@code upper} of the lock at {@code header} of {@code table} now serves (the
      * holder, or the next to hold it), or {@code null} when this ledger recorded no such ticket (e.g. an insert's).
      */
     public String holderOf(final Table table, final int header) {
-        final ArrayDeque<Holder> queue = byObject.get(objectKey(table, header));
-        if (queue == null) {
+        final Entry entry = byObject.get(objectKey(table, header));
+        if (entry == null) {
             return null;
         }
         final long upper = table.objectMemory().getLongVolatile(header + ObjectLayout.UPPER_OFFSET);
-        for (final Holder h : queue) {
+        for (final Holder h : entry.of(TakeoutLock.incarnation(table.objectMemory(), header)).holders) {
             if (h.outstanding(upper) && h.served(upper)) {
                 return h.client;
             }
@@ -268,8 +366,9 @@ public final class TicketLedger implements Bridge.Poller {
     /** The tickets {@code client} holds or queues for, by transaction id (ticket order per object). */
     public Map<Long, List<Long>> transactionsOf(final String client) {
         final Map<Long, List<Long>> byTxn = new java.util.TreeMap<>();
-        for (final ArrayDeque<Holder> queue : byObject.values()) {
-            for (final Holder h : queue) {
+        for (final Long2ObjectHashMap<Entry>.EntryIterator it = byObject.entrySet().iterator(); it.hasNext(); ) {
+            it.next();
+            for (final Holder h : current(it.getLongKey(), it.getValue()).holders) {
                 if (h.client.equals(client) && h.outstanding(upper(h))) {
                     byTxn.computeIfAbsent(h.txn, t -> new ArrayList<>()).add(h.ticket);
                 }

@@ -388,6 +388,36 @@ class ScytheTxnTest {
         assertThat(queued(15)).isZero();
     }
 
+    /**
+     * {@code scythe:shared}: an attempt that writes an object it read with a shared ticket aborts at its lock stage;
+     * no Lock request of another written object is sent first (before, key 9's was, and its ticket was granted after
+     * the abort was reported: {@code lower} 1, failed so). Nothing is left held either way.
+     */
+    @Test
+    void shouldSendNoLockRequestWhenTheLockStageAbortsOnASharedTicketWritten() throws Exception {
+        final List<String> result = on(rt -> {
+            rt.extension(ReadHeat.KEY, r -> new ReadHeat(() -> 0L));
+            ReadHeat.of(rt).aborted(AbortException.objectOf(T, 12)); // hot for reads: a TOCC read queues, shared
+            final ScytheTxn t = new ScytheTxn(rt, true, true);
+            // Key 9 read optimistically (not hot), then written: locked at commit, before key 12 in the attempt's order.
+            return t.read(T, 9).compose(n -> {
+                t.write(T, 9, money(1), 0, 8);
+                return t.read(T, 12);
+            }).compose(v -> {
+                final String held = "held " + queued(12);
+                t.write(T, 12, money(2), 0, 8);
+                return outcome(t.commit()).compose(o -> t.abort().transform(ar -> rt.timers().after(2_000_000))
+                    .map(v2 -> List.of(held, o, "tickets of 9: " + tickets(9), "queued on 12: " + queued(12))));
+            });
+        });
+        assertThat(result).containsExactly("held 1", AbortReason.LOCKED.label(), "tickets of 9: 0",
+            "queued on 12: 0");
+    }
+
+    private long tickets(final long key) {
+        return table.objectMemory().getLongVolatile(table.offsetOf(table.lookup(key)) + ObjectLayout.LOWER_OFFSET);
+    }
+
     private long valueOf(final long key) {
         return table.objectMemory().getLong(table.offsetOf(table.lookup(key)) + ObjectLayout.VALUE_OFFSET);
     }

@@ -349,14 +349,14 @@ class TakeoutLockServiceTest {
         start(true);
         final int header = table.offsetOf(table.lookup(3));
         final org.agrona.concurrent.AtomicBuffer m = table.objectMemory();
-        final TakeoutLock.Runs runs = new TakeoutLock.Runs();
         final TakeoutLock.Outcome out = new TakeoutLock.Outcome();
         final List<Long> uppers = onContext(vertx.getOrCreateContext(), () -> {
             final List<Long> seen = new ArrayList<>();
             // Dead node "a": readers 0 (not released) and 2 (released, so upper = 1 passes ticket 0 while it is
             // held: upper alone cannot tell); live node "b": reader 1, then its writer 3.
             for (final String who : List.of("a", "b", "a")) {
-                TakeoutLock.lockShared(m, header, 9, 1, Watermarks.DEFAULT, runs, out);
+                TakeoutLock.lockShared(m, header, TicketLedger.objectKey(table, header), 1, Watermarks.DEFAULT,
+                    ledger, out);
                 ledger.granted(who, 1, table, header, out.ticket, out.turn, true);
             }
             TakeoutLock.lock(m, header, 2, true, Watermarks.DEFAULT, out);
@@ -378,5 +378,43 @@ class TakeoutLockServiceTest {
         });
         assertThat(uppers).containsExactly(2L, 3L);
         assertThat(ledger.holderOf(table, header)).isEqualTo("b");
+    }
+
+    /**
+     * A slot reused by another object: the old object's tickets (exclusive, released one-sidedly, so not yet pruned)
+     * are not the new object's. Before, the new reader's release stopped at the old ticket of the same number
+     * (refused: its lock never released), the old holder still counted as held, and a recovery cancelling it added 1
+     * to the new object's {@code upper}: [false, 2, 2, 1] then.
+     */
+    @Test
+    void shouldForgetAReusedSlotsEarlierTickets() throws Exception {
+        start(true);
+        final int header = table.offsetOf(table.lookup(4));
+        final org.agrona.concurrent.AtomicBuffer m = table.objectMemory();
+        final TakeoutLock.Outcome out = new TakeoutLock.Outcome();
+        final List<Object> seen = onContext(vertx.getOrCreateContext(), () -> {
+            for (int i = 0; i < 2; i++) {
+                TakeoutLock.lock(m, header, 1, true, Watermarks.DEFAULT, out);
+                ledger.granted("a", 1, table, header, out.ticket);
+            }
+            m.getAndAddLong(header + ObjectLayout.UPPER_OFFSET, 2); // both released, one-sidedly
+            m.putLong(header + ObjectLayout.LOWER_OFFSET, 0); // the slot reused by another object
+            m.putLong(header + ObjectLayout.UPPER_OFFSET, 0);
+            m.putLong(header + ObjectLayout.QUEUED_TS_OFFSET, 0);
+            m.putShort(header + ObjectLayout.INCARNATION_OFFSET,
+                (short) (m.getShort(header + ObjectLayout.INCARNATION_OFFSET) + 1));
+            for (int i = 0; i < 2; i++) {
+                TakeoutLock.lockShared(m, header, TicketLedger.objectKey(table, header), 5, Watermarks.DEFAULT,
+                    ledger, out);
+                ledger.granted("b", 2, table, header, out.ticket, out.turn, true);
+            }
+            final List<Object> s = new ArrayList<>();
+            s.add(ledger.releaseShared("b", table, header, 0));
+            s.add(ledger.heldBy("a"));
+            s.add(ledger.cancel("a"));
+            s.add(m.getLongVolatile(header + ObjectLayout.UPPER_OFFSET));
+            return Future.succeededFuture(s);
+        });
+        assertThat(seen).containsExactly(true, 0, 0, 0L);
     }
 }

@@ -104,7 +104,7 @@ class TakeoutLockTest {
         assertThat(objects.getLong(ObjectLayout.LOWER_OFFSET)).isEqualTo((long) threads * each);
     }
 
-    private final TakeoutLock.Runs runs = new TakeoutLock.Runs();
+    private final TakeoutLock.Runs runs = new TicketLedger();
 
     private TakeoutLock.Outcome lockShared(final long ts) {
         return TakeoutLock.lockShared(objects, 0, 7, ts, Watermarks.DEFAULT, runs, out);
@@ -204,5 +204,60 @@ class TakeoutLockTest {
         }
         assertThat(lockShared(20).status).isEqualTo(TakeoutLock.REFUSED_HOT);
         assertThat(out.queued).isEqualTo(11);
+    }
+
+    private TakeoutLock.Outcome write(final long ts) {
+        return TakeoutLock.lock(objects, 0, 7, ts, true, Watermarks.DEFAULT, runs, out);
+    }
+
+    /**
+     * A writer behind a served reader run larger than the hot watermark, readers coming and going: before, every ask
+     * was refused (11 tickets queued), took no ticket, and readers kept joining the run for as long as they came. The
+     * run counts as one turn for the writer: it gets its ticket, and the readers after it wait for it.
+     */
+    @Test
+    void shouldLetAWriterBehindAStreamOfReadersGetItsTicket() {
+        final long hot = Watermarks.DEFAULT.hot();
+        for (int i = 0; i <= hot; i++) {
+            assertThat(lockShared(10 + i).turn).isZero();
+        }
+        long writer = -1;
+        for (int i = 0; i < 50 && writer < 0; i++) {
+            if (write(1_000 + i).status == TakeoutLock.GRANTED) {
+                writer = out.ticket;
+                break;
+            }
+            unlock(); // a reader of the run leaves, another comes
+            assertThat(lockShared(2_000 + i).turn).isZero();
+        }
+        assertThat(writer).as("the writer's ticket").isEqualTo(hot + 1);
+        for (int i = 0; i <= hot; i++) {
+            unlock();
+        }
+        assertThat(upper()).as("the run gone: the writer holds").isEqualTo(writer);
+        assertThat(lockShared(3_000).turn).as("the reader after it waits for it").isEqualTo(writer + 1);
+    }
+
+    @Test
+    void shouldCountTheRunAsOneTurnAndTheTicketsAheadOfItForAWritersHotWatermark() {
+        for (int i = 0; i < 9; i++) {
+            assertThat(write(i).status).isEqualTo(TakeoutLock.GRANTED);
+        }
+        for (int i = 0; i < 5; i++) {
+            assertThat(lockShared(20 + i).turn).isEqualTo(9);
+        }
+        assertThat(write(30).status).as("9 tickets and a run: 10 turns").isEqualTo(TakeoutLock.GRANTED);
+        assertThat(out.queued).as("heat still counts tickets").isEqualTo(14);
+        assertThat(write(31).status).as("now 11 turns").isEqualTo(TakeoutLock.REFUSED_HOT);
+    }
+
+    @Test
+    void shouldCloseTheRunToReadersOnceAWriterIsRefusedOrHeldBack() {
+        lockShared(50);
+        assertThat(write(45).status).isEqualTo(TakeoutLock.REFUSED_ORDER);
+        assertThat(lockShared(60).turn).as("a run of its own behind the refused writer's run").isEqualTo(1);
+        assertThat(lockShared(61).turn).as("which readers join").isEqualTo(1);
+        TakeoutLock.closeRun(objects, 0, 7, runs); // a writer held back (TakeoutLockService)
+        assertThat(lockShared(62).turn).isEqualTo(3);
     }
 }
