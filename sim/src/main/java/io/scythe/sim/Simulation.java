@@ -1562,8 +1562,8 @@ public final class Simulation {
             verbsBeforeMeasuring = cnVerbs(); // the warm-up's verbs, left out of verbs_per_txn (no event added)
         }
         historyHash = record.mixInto(historyHash);
-        for (final HistoryListener l : listeners) {
-            l.finished(record);
+        for (int i = 0; i < listeners.size(); i++) { // indexed: no iterator per transaction
+            listeners.get(i).finished(record);
         }
         next(client);
     }

@@ -58,6 +58,19 @@ public final class Access {
     /** Locating it on its backups ({@code onesided.Replicas}), in flight or done; {@code null} until asked. */
     public io.vertx.core.Future<Void> backupsLocated;
 
+    /**
+     * The buffers an attempt's {@code onesided.BufferPool} lent for {@link #image} and {@link #newValue} (null: none),
+     * given back once the attempt committed, if the access still holds them.
+     */
+    public UnsafeBuffer pooledImage;
+    public UnsafeBuffer pooledNewValue;
+    /**
+     * The write-back's source words of it (version at 0, value length at 8, flags at 12: the same on every copy), lent
+     * by the attempt's {@code onesided.BufferPool} and given back with its other buffers; null: each write-back verb
+     * gets a buffer of its own ({@code WriteSet.addWrites}).
+     */
+    public UnsafeBuffer writeWords;
+
     public Access(final String table, final long key, final Catalog.Partition partition) {
         this.table = table;
         this.key = key;

@@ -73,7 +73,7 @@ public abstract class OneSidedTxn implements Txn {
         this.clock = new StageClock(runtime.timers());
         this.reads = new ReadSet(runtime);
         this.accesses = reads.accesses();
-        this.writes = new WriteSet(runtime, accesses);
+        this.writes = new WriteSet(runtime, accesses, reads.pool());
         this.inserts = new Inserts(runtime, reads, new Inserts.Attempt() {
             @Override
             public boolean over() {
@@ -252,7 +252,7 @@ public abstract class OneSidedTxn implements Txn {
         if (a.deleted && !a.reviving || a.deleting) {
             throw new IllegalStateException("write of deleted key " + key + " of " + table + " (insert it)");
         }
-        WriteSet.setNewValue(a, value, offset, length);
+        WriteSet.setNewValue(a, value, offset, length, reads.pool());
         Replicas.prefetch(runtime, a);
     }
 
@@ -805,6 +805,10 @@ public abstract class OneSidedTxn implements Txn {
             } finally {
                 tryComplete(v);
             }
+            // Everything listening has heard the outcome, the write-back settled (the chain's last stage): the
+            // accesses' buffers go back to the loop's pool for the next attempts (not after finishCommit's custom
+            // chains, whose end this does not know).
+            txn.reads.recycle();
         }
 
         /** {@link Finishing}'s failure step: commitFailed's outcome passed on. */

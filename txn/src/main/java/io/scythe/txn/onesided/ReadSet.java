@@ -24,6 +24,8 @@ import java.util.function.Function;
  */
 public final class ReadSet {
     private final TxnRuntime runtime;
+    /** The loop's spare buffers: images come from it, and go back to it once the attempt committed. */
+    private final BufferPool pool;
     private final List<Access> accesses = new ArrayList<>(4);
     /** Keys this attempt found absent from the index: re-checked at commit ({@code Inserts#validateAbsent}). */
     private List<Access> absent;
@@ -33,6 +35,24 @@ public final class ReadSet {
 
     public ReadSet(final TxnRuntime runtime) {
         this.runtime = runtime;
+        this.pool = BufferPool.of(runtime);
+    }
+
+    /** The loop's spare buffers this attempt's images come from ({@link BufferPool}). */
+    public BufferPool pool() {
+        return pool;
+    }
+
+    /**
+     * Gives the accesses' pooled buffers back to the loop's pool, for an attempt that committed ({@link BufferPool#recycle}),
+     * unless a read is still in flight (then they stay garbage): answers whether it did.
+     */
+    public boolean recycle() {
+        if (readsInFlight != 0) {
+            return false;
+        }
+        pool.recycle(accesses);
+        return true;
     }
 
     /** Every object the attempt touched (read, locked, inserted), in the order it first did. */
@@ -146,7 +166,8 @@ public final class ReadSet {
                            final long pointer) {
         final Access a = new Access(table, key, partition);
         a.pointer = pointer;
-        a.image = new UnsafeBuffer(new byte[a.slotBytes()]);
+        a.image = pool.take(a.slotBytes()); // zeroed, as a new array
+        a.pooledImage = a.image;
         accesses.add(a);
         return a;
     }

@@ -24,6 +24,8 @@ import java.util.function.Function;
 public final class WriteSet {
     private final TxnRuntime runtime;
     private final List<Access> accesses;
+    /** Where written accesses' write-back words come from, or null ({@link Access#writeWords}). */
+    private final BufferPool pool;
     /**
      * Whether the write-back writes the home values (header and value, on the primaries and backups); a protocol
      * keeping its committed versions elsewhere (Lotus's CVT) turns it off: its release verbs write what it needs.
@@ -59,8 +61,17 @@ public final class WriteSet {
     }
 
     public WriteSet(final TxnRuntime runtime, final List<Access> accesses) {
+        this(runtime, accesses, null);
+    }
+
+    /**
+     * A write set whose write-back takes each written access's source words ({@link Access#writeWords}) from
+     * {@code pool} (null: a buffer per verb), given back with the attempt's other buffers once it committed.
+     */
+    public WriteSet(final TxnRuntime runtime, final List<Access> accesses, final BufferPool pool) {
         this.runtime = runtime;
         this.accesses = accesses;
+        this.pool = pool;
     }
 
     /** Refuses {@code what} (a write, insert, delete) of a table transactions only read. */
@@ -83,10 +94,24 @@ public final class WriteSet {
 
     /** Buffers {@code value} as {@code a}'s new value (checked against its table). */
     public static void setNewValue(final Access a, final DirectBuffer value, final int offset, final int length) {
+        setNewValue(a, value, offset, length, null);
+    }
+
+    /**
+     * {@link #setNewValue(Access, DirectBuffer, int, int)}, a new buffer taken from {@code pool} (null: a new array)
+     * and given back to it once the attempt committed ({@link BufferPool#recycle}).
+     */
+    public static void setNewValue(final Access a, final DirectBuffer value, final int offset, final int length,
+                                   final BufferPool pool) {
         checkLength(a.table, a.partition, length);
         final int max = a.slotBytes() - ObjectLayout.HEADER_BYTES;
         if (a.newValue == null || a.newValue.capacity() < length) {
-            a.newValue = new UnsafeBuffer(new byte[max]);
+            if (pool == null) {
+                a.newValue = new UnsafeBuffer(new byte[max]);
+            } else {
+                a.newValue = pool.take(max); // zeroed, as a new array
+                a.pooledNewValue = a.newValue;
+            }
         }
         a.newValue.putBytes(0, value, offset, length);
         a.newLength = length;
@@ -147,6 +172,9 @@ public final class WriteSet {
                 // Above the commit's version and the one the lock kept current (ObjectLayout#versionAfter): the same
                 // on every copy.
                 a.installedVersion = ObjectLayout.versionAfter(version, a.readVersion);
+                if (pool != null && a.writeWords == null) {
+                    a.writeWords = pool.take(WORDS_BYTES);
+                }
             }
         }
         // Without homes (Lotus) but with backup verbs, every written object's backups get those verbs (its visible
@@ -360,23 +388,34 @@ public final class WriteSet {
      */
     public static void addWrites(final Doorbell batch, final Access a, final long address, final int rkey) {
         final boolean insertedOnBackup = a.inserted && address != a.address();
+        // The access's pooled words (the same values for every copy, so one buffer serves them all), else a buffer
+        // per verb as before.
+        final UnsafeBuffer words = a.writeWords;
         if (a.dirty && !a.deleting || insertedOnBackup) {
             batch.write(address + ObjectLayout.VALUE_OFFSET, rkey, a.newValue, 0, a.newLength);
             if (a.newLength != a.valueLength || insertedOnBackup) {
-                final UnsafeBuffer length = new UnsafeBuffer(new byte[4]);
-                length.putInt(0, a.newLength);
-                batch.write(address + ObjectLayout.VALUE_LENGTH_OFFSET, rkey, length, 0, 4);
+                final UnsafeBuffer length = words != null ? words : new UnsafeBuffer(new byte[4]);
+                final int at = words != null ? WORDS_LENGTH_OFFSET : 0;
+                length.putInt(at, a.newLength);
+                batch.write(address + ObjectLayout.VALUE_LENGTH_OFFSET, rkey, length, at, 4);
             }
         }
         if (a.deleting || a.reviving || insertedOnBackup) { // the flags word: a tombstone, or cleared again
-            final UnsafeBuffer flags = new UnsafeBuffer(new byte[2]);
-            flags.putShort(0, (short) (a.deleting ? ObjectLayout.FLAG_DELETED : 0));
-            batch.write(address + ObjectLayout.FLAGS_OFFSET, rkey, flags, 0, 2);
+            final UnsafeBuffer flags = words != null ? words : new UnsafeBuffer(new byte[2]);
+            final int at = words != null ? WORDS_FLAGS_OFFSET : 0;
+            flags.putShort(at, (short) (a.deleting ? ObjectLayout.FLAG_DELETED : 0));
+            batch.write(address + ObjectLayout.FLAGS_OFFSET, rkey, flags, at, 2);
         }
         if (a.dirty || a.inserted) {
-            final UnsafeBuffer v = new UnsafeBuffer(new byte[8]);
-            v.putLong(0, a.installedVersion);
-            batch.write(address + ObjectLayout.VERSION_OFFSET, rkey, v, 0, 8);
+            final UnsafeBuffer v = words != null ? words : new UnsafeBuffer(new byte[8]);
+            v.putLong(WORDS_VERSION_OFFSET, a.installedVersion);
+            batch.write(address + ObjectLayout.VERSION_OFFSET, rkey, v, WORDS_VERSION_OFFSET, 8);
         }
     }
+
+    /** {@link Access#writeWords}: the version at 0, the value length at 8, the flags at 12, in 16 bytes. */
+    static final int WORDS_VERSION_OFFSET = 0;
+    static final int WORDS_LENGTH_OFFSET = 8;
+    static final int WORDS_FLAGS_OFFSET = 12;
+    static final int WORDS_BYTES = 16;
 }
