@@ -74,8 +74,8 @@ public final class RpcServer implements Bridge.Poller, CompletionHandler {
     private CompletionQueue cq;
     private MessageConsumer<JsonObject> opens;
     private boolean spin;
-    private long lastPollNs;
-    private long lastRequestNs;
+    /** Slows a spinning server once idle ({@link RrpcOptions#idlePollNs()}); set up at {@link #start}. */
+    private io.scythe.bridge.IdlePolling idlePolling;
     private long requests;
     private long buckets;
     private long malformed;
@@ -172,6 +172,7 @@ public final class RpcServer implements Bridge.Poller, CompletionHandler {
             (long) options.maxRings() * options.ringBytes(), MemoryKind.HOST);
         inboxMemory = inbox.buffer();
         spin = options.spinServer() || !inbox.observesRemoteWrites();
+        idlePolling = new io.scythe.bridge.IdlePolling(options.idlePollNs());
         inbox.remoteWriteListener(bridge::wake);
         bridge.addPoller(this);
         opens = vertx.eventBus().consumer(openAddress(nic.node(), endpoint), this::onOpen);
@@ -269,7 +270,7 @@ public final class RpcServer implements Bridge.Poller, CompletionHandler {
             }
             opened.qp = ar.result();
             opened.open = true;
-            lastRequestNs = bridge.clock().nanoTime(); // a new client calls soon: spin for it first
+            idlePolling.expectWork(bridge.clock().nanoTime()); // a new client calls soon: spin for it first
             // A spinning server polls only once woken: a peer in another process (shm) wakes nothing by writing.
             bridge.wake();
             message.reply(new JsonObject()
@@ -295,7 +296,6 @@ public final class RpcServer implements Bridge.Poller, CompletionHandler {
 
     @Override
     public int poll(final long nowNs) {
-        lastPollNs = nowNs;
         int work = 0;
         queueWakeNs = io.scythe.fabric.CompletionQueue.NO_EVENT;
         for (int r = 0; r < rings.size(); r++) {
@@ -304,8 +304,8 @@ public final class RpcServer implements Bridge.Poller, CompletionHandler {
                 work += ringQueues == null ? drain(ring) : drainQueued(ring, nowNs);
             }
         }
+        idlePolling.polled(nowNs, work);
         if (work > 0) {
-            lastRequestNs = nowNs;
             for (int i = 0; i < roundEndHooks.size(); i++) { // indexed: no iterator per round
                 // e.g. the Takeout Lock grants the round's requests sorted by (key, timestamp)
                 roundEndHooks.get(i).run();
@@ -326,7 +326,7 @@ public final class RpcServer implements Bridge.Poller, CompletionHandler {
 
     @Override
     public boolean busy() {
-        return !dirty.isEmpty() || (spin && !rings.isEmpty() && !idle());
+        return !dirty.isEmpty() || idlePolling.busy(spin && !rings.isEmpty());
     }
 
     /**
@@ -335,9 +335,7 @@ public final class RpcServer implements Bridge.Poller, CompletionHandler {
      */
     @Override
     public long wakeAtNs() {
-        final long idleWake = spin && !rings.isEmpty() && idle() ? lastPollNs + options.idlePollNs()
-            : io.scythe.fabric.CompletionQueue.NO_EVENT;
-        return Math.min(idleWake, queueWakeNs);
+        return Math.min(idlePolling.wakeAtNs(spin && !rings.isEmpty()), queueWakeNs);
     }
 
     /** Drains {@code ring} if its queue's core is free, charging that core; else notes when to come back. */
@@ -358,10 +356,6 @@ public final class RpcServer implements Bridge.Poller, CompletionHandler {
             ringQueues.served(ring.queue, nowNs, requests - before);
         }
         return taken;
-    }
-
-    private boolean idle() {
-        return options.idlePollNs() > 0 && lastPollNs - lastRequestNs >= options.idlePollNs();
     }
 
     /** Takes the complete buckets of {@code ring}, in order. */

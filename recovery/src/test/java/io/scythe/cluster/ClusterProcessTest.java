@@ -210,6 +210,7 @@ class ClusterProcessTest {
     @Order(5)
     void shouldFenceAPausedComputeNodeSoItCannotWriteAndLetItRejoinUnderANewEpoch() throws Exception {
         final long before = committed(call("get", 5));
+        boolean fencedAndExited = false;
         cluster.signal("cn1", "STOP");
         // In flight to the paused CN (its WRITE lands in the mapped file, its RPCs wait): ends as its member leaves.
         final var probe = HTTP.sendAsync(HttpRequest.newBuilder(URI.create("http://127.0.0.1:"
@@ -228,7 +229,9 @@ class ClusterProcessTest {
                 }
             });
             final var shards = ClusterSetup.hazelcast(client.vertx()).<String, String>getMap(ScytheNode.SHARDS);
-            eventually("cn1's logs go to cn0", 10_000, () -> shards.get("cn1") != null
+            // Its member's removal (Hazelcast's heartbeat bound, 8 s in tests) comes after the fabric lease's fence:
+            // CI 182 at load 30 missed a 10 s bound here.
+            eventually("cn1's logs go to cn0", 30_000, () -> shards.get("cn1") != null
                 && !new JsonObject(shards.get("cn1")).getBoolean("live")
                 && "cn0".equals(new JsonObject(shards.get("cn1")).getString("owner")));
             // cn0 owns cn1's logs: it recovers cn1.e1 (fences it on the memory node, rolls its log forward,
@@ -260,9 +263,13 @@ class ClusterProcessTest {
             assertThat(cluster.node("cn1").process().exitValue()).isEqualTo(ScytheNode.EXIT_LEASE_LOST);
             assertThat(cluster.node("cn1").logText()).contains("lease of epoch 1 lost");
             System.out.println("queued transaction on the paused CN: " + late);
+            fencedAndExited = true;
         } finally {
             if (cluster.node("cn1").process().isAlive()) {
                 cluster.signal("cn1", "CONT");
+            }
+            if (!fencedAndExited) {
+                restartAfterAFailedScenario("cn1");
             }
         }
         // Nothing the fenced CN did reached the data.
@@ -275,6 +282,24 @@ class ClusterProcessTest {
         final JsonObject again = new JsonObject(get("cn0", "/peers/probe?peer=cn1").body());
         assertThat(again.getString("fabricNode")).as(again.encode()).isEqualTo("cn1.e2");
         assertThat(again.getBoolean("readBack")).isTrue();
+    }
+
+    /**
+     * Brings {@code cn} back when a scenario failed with it paused or fenced (CI 182: the fence scenario failed one
+     * bound, woke cn1, which exited fenced, and the three scenarios after it failed for want of a second CN): woken,
+     * it exits within its lease once it merges back; then it is restarted under a new epoch. The scenario's own
+     * failure is what the run reports.
+     */
+    private static void restartAfterAFailedScenario(final String cn) {
+        try {
+            final Process p = cluster.node(cn).process();
+            if (p.isAlive() && !p.waitFor(40, TimeUnit.SECONDS)) {
+                p.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
+            }
+            cluster.restart(cn, 120_000);
+        } catch (final Exception e) {
+            System.out.println("could not bring " + cn + " back after a failed scenario: " + e);
+        }
     }
 
     /**

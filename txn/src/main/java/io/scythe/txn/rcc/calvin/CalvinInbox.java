@@ -65,6 +65,12 @@ final class CalvinInbox implements Bridge.Poller {
     /** A message to or READ at a peer failed: (peer, why); the node judges whether the peer died. */
     private java.util.function.BiConsumer<Integer, String> giveUp;
     private boolean spin;
+    /**
+     * A spinning inbox slows to a poll every {@code idlePollNs} (the peers' option, 200 us by default) once that long
+     * passed without a message: an idle cluster node's loop burnt 0.3-0.75 of a core polling its inbox (suitetime's
+     * measure, issue 23), where the RPC server beside it already slowed so.
+     */
+    private io.scythe.bridge.IdlePolling idlePolling;
     /** WRITEs and credit READs posted and not completed: the loop keeps polling while there are any. */
     private int inFlight;
     private long received;
@@ -118,6 +124,8 @@ final class CalvinInbox implements Bridge.Poller {
         memory = region.buffer();
         final Bridge bridge = Bridge.current();
         spin = !region.observesRemoteWrites(); // nothing wakes the loop on a peer's WRITE: keep polling
+        idlePolling = new io.scythe.bridge.IdlePolling(peers.options().idlePollNs());
+        idlePolling.expectWork(bridge.clock().nanoTime()); // the peer that asked where it is writes soon
         region.remoteWriteListener(bridge::wake);
         bridge.addPoller(this);
     }
@@ -279,6 +287,7 @@ final class CalvinInbox implements Bridge.Poller {
             }
         }
         received += work;
+        idlePolling.polled(nowNs, work);
         return work;
     }
 
@@ -402,17 +411,18 @@ final class CalvinInbox implements Bridge.Poller {
     /**
      * Busy while a WRITE or READ of it is in flight, as an RPC client is while a call is (its verbs execute at their
      * modelled time only when the loop polls then: a loop asleep on a timer until that time wakes late, by the timer's
-     * granularity, which made the one-sided form slower than RPC in the embedded bench), or always when nothing wakes
-     * the loop on a peer's WRITE.
+     * granularity, which made the one-sided form slower than RPC in the embedded bench), or, when nothing wakes the
+     * loop on a peer's WRITE, until it has been idle a while ({@link #idlePolling}: then polled every {@code
+     * idlePollNs}, {@link #wakeAtNs}).
      */
     @Override
     public boolean busy() {
-        return spin || inFlight > 0;
+        return inFlight > 0 || idlePolling.busy(spin);
     }
 
     @Override
     public long wakeAtNs() {
-        return CompletionQueue.NO_EVENT;
+        return inFlight > 0 ? CompletionQueue.NO_EVENT : idlePolling.wakeAtNs(spin);
     }
 
     /** Messages received and WRITEs posted so far, for tests. */
