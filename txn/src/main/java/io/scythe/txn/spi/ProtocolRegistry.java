@@ -100,6 +100,7 @@ public final class ProtocolRegistry {
         PROBES.add(module.probe());
         MODULE_WORDS.add(module.headerWords().stream().map(HeaderWord::word).toList());
         PROBES_BY_FORMAT.clear();
+        lastFormat = null;
     }
 
     /** Every header word a module declared, in registration order. */
@@ -243,16 +244,26 @@ public final class ProtocolRegistry {
      * {@code FULL} table), and of those that keep no word in objects, in registration order.
      */
     private static List<ObjectProbe> probesFor(final io.scythe.storage.Table table) {
-        return PROBES_BY_FORMAT.computeIfAbsent(table.format(), format -> {
+        final io.scythe.storage.ObjectFormat format = table.format();
+        if (format == lastFormat) { // a run's checks go table by table: most asks repeat the last format
+            return lastProbes;
+        }
+        lastProbes = PROBES_BY_FORMAT.computeIfAbsent(format, f -> {
             final List<ObjectProbe> probes = new ArrayList<>();
             for (int m = 0; m < MODULES.size(); m++) {
-                if (probed(format, MODULE_WORDS.get(m))) {
+                if (probed(f, MODULE_WORDS.get(m))) {
                     probes.add(PROBES.get(m));
                 }
             }
             return List.copyOf(probes);
         });
+        lastFormat = format;
+        return lastProbes;
     }
+
+    /** The format {@link #probesFor} answered last, and its probes (equal formats compare slowly: a record of lists). */
+    private static io.scythe.storage.ObjectFormat lastFormat;
+    private static List<ObjectProbe> lastProbes;
 
     /**
      * The committed value of the object at {@code object} (key {@code key}) of {@code table} as the module keeping it
