@@ -33,6 +33,14 @@ public final class ProtocolRegistry {
     private static final List<List<io.scythe.storage.ObjectFormat.Word>> MODULE_WORDS = new ArrayList<>();
     /** Each declared header word, with the module that declared it first. */
     private static final Map<HeaderWord, ProtocolModule> WORDS = new LinkedHashMap<>();
+    /**
+     * {@link #probesFor}'s answer by table format (equal formats, one entry: a run may build its formats anew), cleared
+     * when a module is added. Asked per object of every table at the end of each simulated run ({@link #anyLockHeld}), building the
+     * list each time was a fifth of a seed sweep's CPU (issue 23 §3: JFR of {@code scythe sim --explore 25 --workload
+     * all --protocols rcc-occ}).
+     */
+    private static final Map<io.scythe.storage.ObjectFormat, List<ObjectProbe>> PROBES_BY_FORMAT =
+        new java.util.HashMap<>();
 
     static {
         for (final ProtocolModule module : ServiceLoader.load(ProtocolModule.class,
@@ -91,6 +99,8 @@ public final class ProtocolRegistry {
         }
         PROBES.add(module.probe());
         MODULE_WORDS.add(module.headerWords().stream().map(HeaderWord::word).toList());
+        PROBES_BY_FORMAT.clear();
+        lastFormat = null;
     }
 
     /** Every header word a module declared, in registration order. */
@@ -235,14 +245,25 @@ public final class ProtocolRegistry {
      */
     private static List<ObjectProbe> probesFor(final io.scythe.storage.Table table) {
         final io.scythe.storage.ObjectFormat format = table.format();
-        final List<ObjectProbe> probes = new ArrayList<>();
-        for (int m = 0; m < MODULES.size(); m++) {
-            if (probed(format, MODULE_WORDS.get(m))) {
-                probes.add(PROBES.get(m));
-            }
+        if (format == lastFormat) { // a run's checks go table by table: most asks repeat the last format
+            return lastProbes;
         }
-        return probes;
+        lastProbes = PROBES_BY_FORMAT.computeIfAbsent(format, f -> {
+            final List<ObjectProbe> probes = new ArrayList<>();
+            for (int m = 0; m < MODULES.size(); m++) {
+                if (probed(f, MODULE_WORDS.get(m))) {
+                    probes.add(PROBES.get(m));
+                }
+            }
+            return List.copyOf(probes);
+        });
+        lastFormat = format;
+        return lastProbes;
     }
+
+    /** The format {@link #probesFor} answered last, and its probes (equal formats compare slowly: a record of lists). */
+    private static io.scythe.storage.ObjectFormat lastFormat;
+    private static List<ObjectProbe> lastProbes;
 
     /**
      * The committed value of the object at {@code object} (key {@code key}) of {@code table} as the module keeping it

@@ -160,6 +160,43 @@ class ProtocolRegistryTest {
             .isSameAs(io.scythe.storage.ObjectFormat.FULL);
     }
 
+    /**
+     * The probes asked of a table's objects are kept by format (issue 23 §3) and found again once a module is added: a
+     * module registered after a table was probed is asked of it too. Its probe calls only its own table locked, so
+     * the other tests' tables are not.
+     */
+    @Test
+    void shouldAskAModuleAddedAfterATableWasProbedOfThatTable() {
+        final io.scythe.fabric.local.LocalFabric fabric = new io.scythe.fabric.local.LocalFabric(
+            new io.scythe.fabric.FabricOptions().costModel(io.scythe.fabric.CostModel.zero()));
+        try {
+            final io.scythe.storage.Table table = new io.scythe.storage.LogDb(fabric.attachNow("mn0"))
+                .create(io.scythe.storage.TableSchema.fixed(1, "probed", 8, 16));
+            final int at = table.offsetOf(table.insert(7, new org.agrona.concurrent.UnsafeBuffer(new byte[8]), 0, 8,
+                io.scythe.storage.ObjectLayout.LOADED_VERSION));
+            assertThat(ProtocolRegistry.anyLockHeld(table, at)).as("no shipped module's word is set").isFalse();
+            ProtocolRegistry.register(new ProtocolModule() {
+                @Override
+                public String name() {
+                    return "probe-added-later";
+                }
+
+                @Override
+                public List<Protocol> protocols() {
+                    return List.of();
+                }
+
+                @Override
+                public ObjectProbe probe() {
+                    return (t, header) -> t == table;
+                }
+            });
+            assertThat(ProtocolRegistry.anyLockHeld(table, at)).as("asked of the module added since").isTrue();
+        } finally {
+            fabric.close();
+        }
+    }
+
     private static List<String> words(final String protocol, final io.scythe.storage.TableSchema schema) {
         return ProtocolRegistry.objectFormat(ProtocolRegistry.protocol(protocol), schema).words().stream()
             .map(io.scythe.storage.ObjectFormat.Word::name).toList();
