@@ -90,7 +90,8 @@ public final class Sel2plTxn extends LatchTxn {
         return hold(a).mode == LocalLatches.Mode.EXCLUSIVE;
     }
 
-    private <T> Future<T> locked(final Access a, final String why) {
+    @Override
+    protected <T> Future<T> locked(final Access a, final String why) {
         return Future.failedFuture(new AbortException(AbortReason.LOCKED, "key " + a.key + " of " + a.table + ": "
             + why));
     }
@@ -438,13 +439,12 @@ public final class Sel2plTxn extends LatchTxn {
         e.busy = true;
         final UnsafeBuffer flags = new UnsafeBuffer(new byte[2]);
         flags.putShort(0, (short) ObjectLayout.FLAG_DELETED);
-        final UnsafeBuffer zero = new UnsafeBuffer(new byte[8]);
         return channel(a).compose(ch -> {
             final Doorbell batch = ch.doorbell();
             batch.write(a.address() + ObjectLayout.FLAGS_OFFSET, a.rkey(), flags, 0, 2);
-            batch.write(a.address() + ObjectLayout.CAS_LOCK_OFFSET, a.rkey(), zero, 0, 8);
+            batch.write(a.address() + ObjectLayout.CAS_LOCK_OFFSET, a.rkey(), WordBuffer.of(0), 0, 8);
             if (rts >= 0) {
-                batch.write(a.address() + a.slotBytes(), a.rkey(), SelccRecovery.word(rts), 0, 8);
+                batch.write(a.address() + a.slotBytes(), a.rkey(), WordBuffer.of(rts), 0, 8);
             }
             batch.fetchAndAdd(latchAddress(a), a.rkey(), LatchWord.unexclusive(p));
             return batch.post();
@@ -483,11 +483,11 @@ public final class Sel2plTxn extends LatchTxn {
             @Override
             public void beforeWrites(final Doorbell batch, final Access a) {
                 if (created(a)) { // committed: its CAS word cleared, before the version (recovery: SelccRecovery)
-                    batch.write(a.address() + ObjectLayout.CAS_LOCK_OFFSET, a.rkey(), new UnsafeBuffer(new byte[8]),
-                        0, 8);
+                    batch.write(a.address() + ObjectLayout.CAS_LOCK_OFFSET, a.rkey(), WordBuffer.of(0), 0,
+                        8);
                 }
                 if (mode == Mode.TO && (a.dirty || created(a))) { // its wts, before the version
-                    batch.write(a.address() + a.slotBytes() + 8, a.rkey(), SelccRecovery.word(ts), 0, 8);
+                    batch.write(a.address() + a.slotBytes() + 8, a.rkey(), WordBuffer.of(ts), 0, 8);
                 }
             }
 
@@ -622,7 +622,7 @@ public final class Sel2plTxn extends LatchTxn {
                                      final java.util.function.IntFunction<Future<Access>> again) {
         return retried(a, tries, LOCAL_TRIES, LOCAL_WAIT_NS, false,
             () -> "latched by another participant for " + LOCAL_TRIES + " rounds", () -> {
-                final UnsafeBuffer word = new UnsafeBuffer(new byte[8]);
+                final UnsafeBuffer word = WordBuffer.of(0);
                 return channel(a).compose(ch -> ch.read(latchAddress(a), a.rkey(), word, 0, 8))
                     .compose(v -> finished ? locked(a, "attempt over")
                         : word.getLong(0) == LatchWord.FREE ? again.apply(tries + 1)
@@ -655,20 +655,12 @@ public final class Sel2plTxn extends LatchTxn {
         return retried(a, tries, LOCAL_TRIES, LOCAL_WAIT_NS, false, () -> why + " for " + LOCAL_TRIES + " rounds", again);
     }
 
-    /**
-     * The bounded retry of {@link #locally} and {@link #createdAgain}: {@code again} after {@code waitNs}, unless this
-     * was the last of {@code limit} rounds or the attempt is over: then it aborts
-     * (LOCKED, {@code why}); an attempt over goes on for as long as it takes when {@code whileOver} (its abort must
-     * latch an object its INSERT created, to bury it).
-     */
+    /** {@link LatchTxn#retried}, each round after {@code waitNs}: {@link #locally}, {@link #untilFree}, {@link #createdAgain}. */
     private Future<Access> retried(final Access a, final int tries, final int limit, final long waitNs,
                                    final boolean whileOver,
                                    final java.util.function.Supplier<String> why,
                                    final java.util.function.Supplier<Future<Access>> again) {
-        if (finished ? !whileOver : tries + 1 >= limit) {
-            return locked(a, why.get());
-        }
-        return runtime.timers().after(waitNs).compose(v -> again.get());
+        return retried(a, tries, limit, whileOver, why, () -> runtime.timers().after(waitNs), again);
     }
 
     /** What TO's read CAS that returned {@code previous} left: not taken (aborts), or checked, raised and released. */
@@ -686,7 +678,7 @@ public final class Sel2plTxn extends LatchTxn {
         return releaseLate(() -> channel(a).compose(ch -> {
             final Doorbell batch = ch.doorbell();
             if (raise) {
-                batch.write(a.address() + a.slotBytes(), a.rkey(), SelccRecovery.word(ts), 0, 8);
+                batch.write(a.address() + a.slotBytes(), a.rkey(), WordBuffer.of(ts), 0, 8);
             }
             batch.fetchAndAdd(e.latchAddress, a.rkey(), LatchWord.unexclusive(p));
             return batch.post();
