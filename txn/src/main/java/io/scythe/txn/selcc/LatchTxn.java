@@ -73,6 +73,25 @@ abstract class LatchTxn extends OneSidedTxn {
         this.mode = mode;
     }
 
+    /** The LOCKED abort of the access to {@code a}, saying {@code why} (each substrate counts or not). */
+    protected abstract <T> Future<T> locked(Access a, String why);
+
+    /**
+     * A bounded retry of a latch, the same rule on both substrates: {@code again} once {@code wait} completes, unless
+     * this was the last of {@code limit} rounds ({@code tries} counted from 0) or the attempt is over: then it aborts
+     * (LOCKED, {@code why}); an attempt over goes on for as long as it takes when {@code whileOver} (its abort must
+     * latch an object its INSERT created, to bury it).
+     */
+    protected final Future<Access> retried(final Access a, final int tries, final int limit, final boolean whileOver,
+                                           final java.util.function.Supplier<String> why,
+                                           final java.util.function.Supplier<Future<Void>> wait,
+                                           final java.util.function.Supplier<Future<Access>> again) {
+        if (finished ? !whileOver : tries + 1 >= limit) {
+            return locked(a, why.get());
+        }
+        return wait.get().compose(v -> again.get());
+    }
+
     /** Takes Shared on {@code a} (not held yet) and reads it. */
     protected abstract Future<Access> lockShared(Access a);
 
@@ -194,15 +213,19 @@ abstract class LatchTxn extends OneSidedTxn {
         if (mode != Mode.TO || live.isEmpty()) {
             return Future.succeededFuture();
         }
-        return timestamp().compose(ts -> {
-            for (final Access a : live) {
-                final AbortException late = readLate(a, wts(a), ts);
-                if (late != null) {
-                    return Future.failedFuture(late);
-                }
+        return timestamp().compose(ts -> firstLate(live, a -> readLate(a, wts(a), ts)));
+    }
+
+    /** TO: the first of {@code accesses} that {@code late} finds too late (its abort), or success if none. */
+    private static Future<Void> firstLate(final List<Access> accesses,
+                                          final java.util.function.Function<Access, AbortException> late) {
+        for (final Access a : accesses) {
+            final AbortException why = late.apply(a);
+            if (why != null) {
+                return Future.failedFuture(why);
             }
-            return Future.succeededFuture();
-        });
+        }
+        return Future.succeededFuture();
     }
 
     /** Objects this attempt's INSERTs created (CAS-locked with its id), latched Exclusive by the commit or the abort. */
@@ -485,16 +508,9 @@ abstract class LatchTxn extends OneSidedTxn {
      * reads x and commits: a cycle T_a -> T1 -> T_a). A tombstone written at or below {@code ts} is what T1 reads.
      */
     private Future<Void> revivalsChecked(final List<Access> written, final long ts) {
-        if (mode == Mode.TO) {
-            for (final Access a : accesses) {
-                final AbortException late = a.dirty && !written.contains(a) || created(a) && !marker(a)
-                    ? writeLate(a, ts) : marker(a) ? readLate(a, wts(a), ts) : null;
-                if (late != null) {
-                    return Future.failedFuture(late);
-                }
-            }
-        }
-        return Future.succeededFuture();
+        return mode != Mode.TO ? Future.succeededFuture() : firstLate(accesses,
+            a -> a.dirty && !written.contains(a) || created(a) && !marker(a) ? writeLate(a, ts)
+                : marker(a) ? readLate(a, wts(a), ts) : null);
     }
 
     /** Latches {@code written[i..]} Exclusive in turn, each still at the version read (TO: ts at or past its stamps). */

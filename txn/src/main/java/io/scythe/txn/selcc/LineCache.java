@@ -1892,20 +1892,19 @@ public final class LineCache {
         return all.isEmpty() ? Future.succeededFuture() : Future.all(all).mapEmpty();
     }
 
+    /** Whether this loop's commits keep a redo log (a recoverable run: they write through). */
+    boolean recoverable() {
+        return recoverable;
+    }
+
     /**
      * {@code selcc-to}'s read in a recoverable run (package doc "Dead compute nodes"): the {@code rts} it just raised in
      * {@code f} (latched here, Exclusive) WRITten through to the memory node, 8 bytes at {@code offset} of the line;
      * the reader's commit waits for it, so no acknowledged read's raise lives only in a cache. A WRITE that fails gives
      * the loop up ({@link #mustLand}).
      */
-    /** Whether this loop's commits keep a redo log (a recoverable run: they write through). */
-    boolean recoverable() {
-        return recoverable;
-    }
-
     Future<Void> writeThroughWord(final Frame f, final int offset) {
-        final UnsafeBuffer word = new UnsafeBuffer(new byte[8]);
-        word.putLong(0, f.image.getLong(offset));
+        final UnsafeBuffer word = WordBuffer.of(f.image.getLong(offset));
         Stats.count("rts write-through");
         return mustLand("an rts write-through", () -> channel(f).compose(ch -> ch.write(f.line.address + offset,
             f.rkey, word, 0, 8)));

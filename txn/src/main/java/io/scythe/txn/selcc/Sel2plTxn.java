@@ -90,7 +90,8 @@ public final class Sel2plTxn extends LatchTxn {
         return hold(a).mode == LocalLatches.Mode.EXCLUSIVE;
     }
 
-    private <T> Future<T> locked(final Access a, final String why) {
+    @Override
+    protected <T> Future<T> locked(final Access a, final String why) {
         return Future.failedFuture(new AbortException(AbortReason.LOCKED, "key " + a.key + " of " + a.table + ": "
             + why));
     }
@@ -438,13 +439,12 @@ public final class Sel2plTxn extends LatchTxn {
         e.busy = true;
         final UnsafeBuffer flags = new UnsafeBuffer(new byte[2]);
         flags.putShort(0, (short) ObjectLayout.FLAG_DELETED);
-        final UnsafeBuffer zero = new UnsafeBuffer(new byte[8]);
         return channel(a).compose(ch -> {
             final Doorbell batch = ch.doorbell();
             batch.write(a.address() + ObjectLayout.FLAGS_OFFSET, a.rkey(), flags, 0, 2);
-            batch.write(a.address() + ObjectLayout.CAS_LOCK_OFFSET, a.rkey(), zero, 0, 8);
+            batch.write(a.address() + ObjectLayout.CAS_LOCK_OFFSET, a.rkey(), WordBuffer.of(0), 0, 8);
             if (rts >= 0) {
-                batch.write(a.address() + a.slotBytes(), a.rkey(), SelccRecovery.word(rts), 0, 8);
+                batch.write(a.address() + a.slotBytes(), a.rkey(), WordBuffer.of(rts), 0, 8);
             }
             batch.fetchAndAdd(latchAddress(a), a.rkey(), LatchWord.unexclusive(p));
             return batch.post();
@@ -483,11 +483,11 @@ public final class Sel2plTxn extends LatchTxn {
             @Override
             public void beforeWrites(final Doorbell batch, final Access a) {
                 if (created(a)) { // committed: its CAS word cleared, before the version (recovery: SelccRecovery)
-                    batch.write(a.address() + ObjectLayout.CAS_LOCK_OFFSET, a.rkey(), new UnsafeBuffer(new byte[8]),
-                        0, 8);
+                    batch.write(a.address() + ObjectLayout.CAS_LOCK_OFFSET, a.rkey(), WordBuffer.of(0), 0,
+                        8);
                 }
                 if (mode == Mode.TO && (a.dirty || created(a))) { // its wts, before the version
-                    batch.write(a.address() + a.slotBytes() + 8, a.rkey(), SelccRecovery.word(ts), 0, 8);
+                    batch.write(a.address() + a.slotBytes() + 8, a.rkey(), WordBuffer.of(ts), 0, 8);
                 }
             }
 
@@ -599,12 +599,35 @@ public final class Sel2plTxn extends LatchTxn {
         if (e.busy || e.mode != LocalLatches.Mode.NONE) {
             return locally(a, e, tries, "latched locally (" + e + ")", () -> toRead(a, ts, tries + 1));
         }
-        final boolean[] taken = new boolean[1];
+        final boolean[] heldElsewhere = new boolean[1];
         return latchAndRead(a, e, true, (x, en, previous, room) -> {
-                taken[0] = previous != LatchWord.FREE;
+                heldElsewhere[0] = previous != LatchWord.FREE;
                 return toReadOutcome(x, en, previous, room, ts);
-            }).recover(err -> taken[0] ? locally(a, e, tries, "latched by another participant", () -> toRead(a, ts, tries + 1))
+            }).recover(err -> heldElsewhere[0] ? untilFree(a, tries, n -> toRead(a, ts, n))
                 : Future.failedFuture(err));
+    }
+
+    /**
+     * TO: a read whose CAS found the line latched by another participant waits for the word to show free by plain
+     * READs of it, one every {@link #LOCAL_WAIT_NS}, and only then CASes again ({@link #toRead}), at most
+     * {@link #LOCAL_TRIES} rounds in all. Posting the CAS itself every round (as before) livelocked a hot line: every
+     * atomic that finds its address held holds it in turn ({@code CostModel}'s conflict hold, 18 us on host memory),
+     * so the waiting readers' CASes queued ahead of the holder's release FAA faster than the atomic unit drained them;
+     * the release landed only after every reader had given up ({@code scythe sim --workload churn --cns 2 --loops 2
+     * --clients 8 --duration 1ms --seed 1 --protocols sel-to}: 2 commits, 12,027 LOCKED aborts). A READ takes no
+     * atomic lock: SEL's spin on a latch held by another node (Ziegler et al.'s test before test-and-set), the paper's
+     * §5.1 interval between retries of a latch.
+     */
+    private Future<Access> untilFree(final Access a, final int tries,
+                                     final java.util.function.IntFunction<Future<Access>> again) {
+        return retried(a, tries, LOCAL_TRIES, LOCAL_WAIT_NS, false,
+            () -> "latched by another participant for " + LOCAL_TRIES + " rounds", () -> {
+                final UnsafeBuffer word = WordBuffer.of(0);
+                return channel(a).compose(ch -> ch.read(latchAddress(a), a.rkey(), word, 0, 8))
+                    .compose(v -> finished ? locked(a, "attempt over")
+                        : word.getLong(0) == LatchWord.FREE ? again.apply(tries + 1)
+                        : untilFree(a, tries + 1, again));
+            });
     }
 
     /** Rounds of {@link #locally} before a read gives up (aborts, LOCKED). */
@@ -632,20 +655,12 @@ public final class Sel2plTxn extends LatchTxn {
         return retried(a, tries, LOCAL_TRIES, LOCAL_WAIT_NS, false, () -> why + " for " + LOCAL_TRIES + " rounds", again);
     }
 
-    /**
-     * The bounded retry of {@link #locally} and {@link #createdAgain}: {@code again} after {@code waitNs}, unless this
-     * was the last of {@code limit} rounds or the attempt is over: then it aborts
-     * (LOCKED, {@code why}); an attempt over goes on for as long as it takes when {@code whileOver} (its abort must
-     * latch an object its INSERT created, to bury it).
-     */
+    /** {@link LatchTxn#retried}, each round after {@code waitNs}: {@link #locally}, {@link #untilFree}, {@link #createdAgain}. */
     private Future<Access> retried(final Access a, final int tries, final int limit, final long waitNs,
                                    final boolean whileOver,
                                    final java.util.function.Supplier<String> why,
                                    final java.util.function.Supplier<Future<Access>> again) {
-        if (finished ? !whileOver : tries + 1 >= limit) {
-            return locked(a, why.get());
-        }
-        return runtime.timers().after(waitNs).compose(v -> again.get());
+        return retried(a, tries, limit, whileOver, why, () -> runtime.timers().after(waitNs), again);
     }
 
     /** What TO's read CAS that returned {@code previous} left: not taken (aborts), or checked, raised and released. */
@@ -663,7 +678,7 @@ public final class Sel2plTxn extends LatchTxn {
         return releaseLate(() -> channel(a).compose(ch -> {
             final Doorbell batch = ch.doorbell();
             if (raise) {
-                batch.write(a.address() + a.slotBytes(), a.rkey(), SelccRecovery.word(ts), 0, 8);
+                batch.write(a.address() + a.slotBytes(), a.rkey(), WordBuffer.of(ts), 0, 8);
             }
             batch.fetchAndAdd(e.latchAddress, a.rkey(), LatchWord.unexclusive(p));
             return batch.post();
@@ -686,7 +701,31 @@ public final class Sel2plTxn extends LatchTxn {
 
     @Override
     protected Future<Access> latchWrite(final Access a) {
-        return latchExclusive(a);
+        return mode == Mode.TO ? toLatchWrite(a, 0) : latchExclusive(a);
+    }
+
+    /**
+     * TO's commit latch on a line it writes: Exclusive as {@link #latchExclusive}, but a line latched by a read (this
+     * loop's or another participant's) is waited for as the reads wait ({@link #locally}, {@link #untilFree}), at most
+     * {@link #LOCAL_TRIES} rounds, the commit holding the lines it latched already. TO's reads latch every line they
+     * read Exclusive for a moment, so on a hot line some read nearly always held it and a commit that gave up at once
+     * never latched it (sel-to churn seed 1: commits aborted LOCKED by the momentary latches of reads of the same key).
+     * Two commits waiting for each other's lines both give up after the bound (LOCKED), as the reads do.
+     */
+    private Future<Access> toLatchWrite(final Access a, final int tries) {
+        if (a.locked) {
+            return latchExclusive(a); // held by this attempt already: refused at once, as before
+        }
+        final Entry e = latches.entry(a.partition.node(), latchAddress(a));
+        if (e.busy || e.mode != LocalLatches.Mode.NONE) {
+            return locally(a, e, tries, "latched locally (" + e + ")", () -> toLatchWrite(a, tries + 1));
+        }
+        final boolean[] heldElsewhere = new boolean[1];
+        return latchAndRead(a, e, true, (x, en, previous, room) -> {
+            heldElsewhere[0] = previous != LatchWord.FREE;
+            return exclusiveOutcome(x, en, previous, room);
+        }).recover(err -> heldElsewhere[0] ? untilFree(a, tries, n -> toLatchWrite(a, n))
+            : Future.failedFuture(err));
     }
 
     /**

@@ -119,7 +119,7 @@ public final class SelccRecovery {
                     LatchWord.unshare(participantOf(token)));
                 return;
             }
-            batch.write(address + ObjectLayout.CAS_LOCK_OFFSET, rkey, word(0), 0, 8);
+            batch.write(address + ObjectLayout.CAS_LOCK_OFFSET, rkey, WordBuffer.of(0), 0, 8);
             batch.fetchAndAdd(address + ObjectLayout.PROTOCOL_WORD_OFFSET, rkey,
                 LatchWord.unexclusive(participantOf(token)));
         }
@@ -158,19 +158,12 @@ public final class SelccRecovery {
                     batch.write(address + ObjectLayout.FLAGS_OFFSET, rkey, flags, 0, 2);
                 }
                 // An inserted object's value is there (its INSERT wrote it); its CAS word is cleared by the release.
-                batch.write(address + room + 8, rkey, word(floor), 0, 8);
-                batch.write(address + ObjectLayout.VERSION_OFFSET, rkey, word(installedVersion), 0, 8);
+                batch.write(address + room + 8, rkey, WordBuffer.of(floor), 0, 8);
+                batch.write(address + ObjectLayout.VERSION_OFFSET, rkey, WordBuffer.of(installedVersion), 0, 8);
                 release(batch, address, rkey, token);
                 return batch.post().mapEmpty();
             }));
         }
-    }
-
-    /** 8 bytes holding {@code v}: a word a SELCC or SEL verb WRITEs (a timestamp, a version, a cleared CAS word). */
-    static UnsafeBuffer word(final long v) {
-        final UnsafeBuffer b = new UnsafeBuffer(new byte[8]);
-        b.putLong(0, v);
-        return b;
     }
 
     /**

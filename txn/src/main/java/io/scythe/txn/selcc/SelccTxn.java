@@ -76,7 +76,8 @@ public final class SelccTxn extends LatchTxn {
         return (Hold) a.held;
     }
 
-    private static <T> Future<T> locked(final Access a, final String why) {
+    @Override
+    protected <T> Future<T> locked(final Access a, final String why) {
         LineCache.Stats.count("abort: " + why.replaceAll(" \\(.*", ""));
         return Future.failedFuture(new AbortException(AbortReason.LOCKED, "key " + a.key + " of " + a.table + ": "
             + why));
@@ -554,12 +555,11 @@ public final class SelccTxn extends LatchTxn {
     }
 
     private Future<Access> afterCreated(final Access a, final Frame f, final int tries) {
-        if (!finished && tries + 1 >= CREATED_TRIES) {
-            return locked(a, "its INSERT's object could not be latched in " + CREATED_TRIES + " rounds");
-        }
-        final Future<Void> step = f == null ? cache.evicted(a.partition.node(), a.address())
-            : f.busy ? cache.settled(f) : runtime.timers().after(SelccModule.resendNs());
-        return step.compose(v -> latchCreated(a, tries + 1));
+        return retried(a, tries, CREATED_TRIES, true,
+            () -> "its INSERT's object could not be latched in " + CREATED_TRIES + " rounds",
+            () -> f == null ? cache.evicted(a.partition.node(), a.address())
+                : f.busy ? cache.settled(f) : runtime.timers().after(SelccModule.resendNs()),
+            () -> latchCreated(a, tries + 1));
     }
 
     /** The commit of an object its INSERT created (latched Exclusive): the CAS word cleared, version + 1. */
