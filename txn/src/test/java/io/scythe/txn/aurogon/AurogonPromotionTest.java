@@ -421,7 +421,7 @@ class AurogonPromotionTest {
     }
 
     /** {@code rpc} with {@code request} to the node: the status answered, -1 for a failure reply. */
-    private static int call(final OneMemoryNode node, final int rpc, final UnsafeBuffer request) throws Exception {
+    static int call(final OneMemoryNode node, final int rpc, final UnsafeBuffer request) throws Exception {
         return node.on(rt -> rt.rocket("mn").compose(rocket -> rocket.call(rpc, request))
             .map(reply -> reply.payload().getInt(0)).otherwise(-1));
     }
