@@ -370,6 +370,45 @@ class AurogonTxnTest {
     }
 
     /**
+     * The one resend rule ({@link AurogonTxn#mayResend}, used by untilAnswered and decideAgain): an unanswered request
+     * is sent at most the limit's times, and none once the budget from the first send is spent; an answer, or a
+     * failure that is no lack of answer, ends it at once.
+     */
+    @Test
+    void shouldResendAnUnansweredRequestUpToTheLimitAndWithinTheBudgetOnly() {
+        final long[] now = {0};
+        final io.scythe.txn.runtime.Timers timers = new io.scythe.txn.runtime.Timers() {
+            @Override
+            public long nowNs() {
+                return now[0];
+            }
+
+            @Override
+            public Future<Void> after(final long delayNs) {
+                now[0] += delayNs;
+                return Future.succeededFuture();
+            }
+        };
+        final int[] sends = {0};
+        final long callBoundNs = 100_000_000L; // each send waits its call bound (a cluster node's: long)
+        final java.util.function.Supplier<Future<io.scythe.rrpc.RpcReply>> unanswered = () -> {
+            sends[0]++;
+            now[0] += callBoundNs;
+            return Future.failedFuture(new RpcException(RpcException.TIMED_OUT, "no reply"));
+        };
+        assertThat(AurogonTxn.untilAnswered(timers, unanswered, 1, 64, AurogonTxn.RESEND_BUDGET_NS).failed()).isTrue();
+        assertThat(sends[0]).as("bounded by the budget").isEqualTo(20);
+        sends[0] = 0;
+        now[0] = 0;
+        assertThat(AurogonTxn.untilAnswered(timers, unanswered, 1, 5, Long.MAX_VALUE).failed()).isTrue();
+        assertThat(sends[0]).as("bounded by the count").isEqualTo(5);
+        assertThat(AurogonTxn.mayResend(63, 64, AurogonTxn.RESEND_BUDGET_NS - 1, AurogonTxn.RESEND_BUDGET_NS))
+            .isTrue();
+        assertThat(AurogonTxn.mayResend(64, 64, 0, AurogonTxn.RESEND_BUDGET_NS)).isFalse();
+        assertThat(AurogonTxn.mayResend(1, 64, AurogonTxn.RESEND_BUDGET_NS, AurogonTxn.RESEND_BUDGET_NS)).isFalse();
+    }
+
+    /**
      * A read parked on a suspect whose recovery left it in doubt ({@link CoordinatorRecovery.InDoubt}) waits and
      * reads again, a quarter of the bound apart, then its attempt aborts (retryable, {@link AurogonAborts#IN_DOUBT});
      * any other failure passes as it was. Before, every such reader failed with the recovery's IllegalStateException.
