@@ -79,6 +79,7 @@ public final class RpcServer implements Bridge.Poller, CompletionHandler {
     private long requests;
     private long buckets;
     private long malformed;
+    private long resumedRings;
 
     public RpcServer(final Vertx vertx, final Nic nic, final RrpcOptions options) {
         this(vertx, nic, options, null);
@@ -515,6 +516,9 @@ public final class RpcServer implements Bridge.Poller, CompletionHandler {
         for (final PreWrite write : ring.preWrites) {
             request(count++).write(write.address, write.rkey, write.data, write.offset, write.length);
         }
+        if (!ring.preWrites.isEmpty()) {
+            ring.zeroCopyUntil = (int) ring.sendSeq;
+        }
         ring.preWrites.clear();
         for (long seq = ring.postedSeq; seq < ring.sendSeq; seq++) {
             final int position = (int) (seq % options.ringBuckets());
@@ -548,19 +552,65 @@ public final class RpcServer implements Bridge.Poller, CompletionHandler {
         return wrPool.get(index).clear();
     }
 
+    /**
+     * A reply WRITE failed (its queue pair moved to ERROR; what was posted after it completes flushed). Before, every
+     * ring of the client's node closed here, for good unless the client opened it again, which it does only once its
+     * own queue pair to this server breaks: a client whose queue pair still worked (a failure on this side only, or
+     * a split healed before it posted anything) called into closed rings and timed out for ever; and a late flushed
+     * completion of a queue pair already replaced closed the rings working on its successor.
+     * Now only the rings on the failed queue pair stop, and the client is connected again: when it answers, they
+     * resume on the new queue pair, the reply buckets it has not acknowledged written again (a bucket carries its
+     * lap, so one that had landed is ignored by a client past it); only a client that cannot be reached (gone,
+     * fenced) has its rings closed until it opens them again. Zero-copy reply data is not kept for a rewrite: a ring
+     * whose unacknowledged window held some stays closed (logged), as before.
+     */
     @Override
     public void onCompletion(final QueuePair qp, final long wrId, final Opcode opcode, final WcStatus status,
                              final int byteLength) {
-        if (status != WcStatus.SUCCESS) {
-            LOG.warn("RRPC server " + nic.node() + ": WRITE to " + qp.remoteNode() + " failed: " + status
+        if (status == WcStatus.SUCCESS) {
+            return;
+        }
+        final String client = qp.remoteNode();
+        final List<ServerRing> stopped = new ArrayList<>();
+        for (final ServerRing ring : rings) {
+            if (ring.qp == qp && ring.open) {
+                ring.open = false;
+                stopped.add(ring);
+            }
+        }
+        qpByClient.remove(client, qp);
+        if (stopped.isEmpty()) {
+            return; // a flushed completion of a queue pair already stopped or replaced
+        }
+        if (status == WcStatus.REVOKED) {
+            LOG.warn("RRPC server " + nic.node() + ": WRITE to " + client + " failed: " + status
                 + "; its rings close until it opens them again");
-            for (final ServerRing ring : rings) {
-                if (ring.client.equals(qp.remoteNode())) {
-                    ring.open = false;
+            return;
+        }
+        LOG.warn("RRPC server " + nic.node() + ": WRITE to " + client + " failed: " + status
+            + "; connecting to it again to resume its rings");
+        connectTo(client).onComplete(ar -> {
+            for (final ServerRing ring : stopped) {
+                if (ring.open || ring.qp != qp) {
+                    continue; // opened again by its client meanwhile (reset, on a queue pair of its own)
+                }
+                if (ar.failed()) {
+                    LOG.warn("RRPC server " + nic.node() + ": " + client + " is unreachable ("
+                        + ar.cause().getMessage() + "); its rings close until it opens them again");
+                } else if (ring.zeroCopyUntil - ring.clientConsumed > 0) {
+                    LOG.warn("RRPC server " + nic.node() + ": a ring of " + client + " lost zero-copy replies it "
+                        + "has not acknowledged; it stays closed until the client opens it again");
+                } else {
+                    ring.resume(ar.result());
+                    markDirty(ring);
                 }
             }
-            qpByClient.remove(qp.remoteNode(), qp);
-        }
+        });
+    }
+
+    /** Rings resumed on a new queue pair after a failed reply WRITE ({@link #onCompletion}). */
+    public long resumedRings() {
+        return resumedRings;
     }
 
     /** Buckets dropped unserved because their client was fenced before they were read ({@link #drain}). */
@@ -607,6 +657,8 @@ public final class RpcServer implements Bridge.Poller, CompletionHandler {
         long sendSeq;
         long postedSeq;
         int clientConsumed;
+        /** {@link #sendSeq} (low 32 bits) after the last flush that posted zero-copy writes. */
+        int zeroCopyUntil;
         int used;
         int count;
 
@@ -627,10 +679,19 @@ public final class RpcServer implements Bridge.Poller, CompletionHandler {
             sendSeq = 0;
             postedSeq = 0;
             clientConsumed = 0;
+            zeroCopyUntil = 0;
             used = 0;
             count = 0;
             preWrites.clear();
             replyBacklog.clear();
+        }
+
+        /** Serves again on {@code qp}, writing again every reply bucket the client has not acknowledged. */
+        void resume(final QueuePair qp) {
+            this.qp = qp;
+            postedSeq = sendSeq - ((int) sendSeq - clientConsumed);
+            open = true;
+            resumedRings++;
         }
 
         void ackFromClient(final int ack) {

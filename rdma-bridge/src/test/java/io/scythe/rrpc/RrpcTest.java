@@ -45,10 +45,17 @@ class RrpcTest {
     private RpcResponder deferred;
     private long deferredValue;
 
+    /** Asked for each landed verb when set ({@link io.scythe.fabric.VerbFaultInjector}). */
+    private final java.util.concurrent.atomic.AtomicReference<io.scythe.fabric.VerbFaultInjector> verbFaults =
+        new java.util.concurrent.atomic.AtomicReference<>();
+
     private void start(final CostModel model, final RrpcOptions options) throws Exception {
         vertx = Vertx.vertx(new VertxOptions().setEventLoopPoolSize(2));
         BridgeVerticle.deployOnEveryEventLoop(vertx, new JsonObject()).await(10, TimeUnit.SECONDS);
-        fabric = new LocalFabric(new FabricOptions().costModel(model));
+        fabric = new LocalFabric(new FabricOptions().costModel(model).verbFaultInjector((qp, opcode) -> {
+            final io.scythe.fabric.VerbFaultInjector faults = verbFaults.get();
+            return faults == null ? null : faults.afterLanding(qp, opcode);
+        }));
         final Nic mn = fabric.attachNow("mn");
         final Nic cn = fabric.attachNow("cn");
         blob = mn.register("blob", 8192, MemoryKind.HOST);
@@ -400,5 +407,30 @@ class RrpcTest {
         final long echoed = onContext(loop, () -> client.rocket("later").compose(r -> r.call(ECHO, hello))
             .map(reply -> reply.payload().getLong(0)));
         assertThat(echoed).isEqualTo(42);
+    }
+
+    /**
+     * A reply WRITE that landed but reported failure (its acknowledgements lost: the server's queue pair to the client
+     * moves to ERROR, the client's own queue pair still works). Before, the server closed the client's rings and every
+     * later call timed out; now it connects again and serves on.
+     */
+    @Test
+    void shouldServeOnAfterAReplyWriteFailedWhileTheClientsQueuePairWorks() throws Exception {
+        start(CostModel.zero(), new RrpcOptions().callTimeoutNs(200_000_000L));
+        final java.util.concurrent.atomic.AtomicInteger failed = new java.util.concurrent.atomic.AtomicInteger();
+        verbFaults.set((qp, opcode) -> qp.localNode().equals("mn") && opcode == io.scythe.fabric.Opcode.WRITE
+            && failed.getAndIncrement() == 0 ? io.scythe.fabric.WcStatus.TRANSPORT_RETRY_EXCEEDED : null);
+        final Context loop = vertx.getOrCreateContext();
+        final List<String> outcomes = new ArrayList<>();
+        for (long i = 0; i < 5; i++) {
+            final UnsafeBuffer hello = new UnsafeBuffer(new byte[8]);
+            hello.putLong(0, 100 + i);
+            outcomes.add(onContext(loop, () -> client.rocket("mn").compose(r -> r.call(ECHO, hello))
+                .transform(ar -> Future.succeededFuture(ar.succeeded()
+                    ? String.valueOf(ar.result().payload().getLong(0)) : ar.cause().getMessage()))));
+        }
+        assertThat(outcomes).containsExactly("100", "101", "102", "103", "104");
+        assertThat(failed.get()).as("the fault fired").isGreaterThan(1);
+        assertThat(server.resumedRings()).isEqualTo(1);
     }
 }

@@ -172,14 +172,14 @@ final class AurogonTxn implements Txn {
      * timestamp stays stuck (a recovery decides what the backup holds).
      */
     private void decideAgain(final String backup, final int rpc) {
-        decideAgain(backup, rpc, 1);
+        decideAgain(backup, rpc, 1, runtime.timers().nowNs() + RESEND_BUDGET_NS);
     }
 
-    private void decideAgain(final String backup, final int rpc, final int attempt) {
+    private void decideAgain(final String backup, final int rpc, final int attempt, final long giveUpAtNs) {
         runtime.timers().after(Heartbeats.PERIOD_NS).compose(v -> callNode(backup, rpc, ts(0))).onComplete(ar -> {
             if (ar.failed() && !gone(ar.cause())) {
-                if (attempt < heartbeats.decideAgainLimit) {
-                    decideAgain(backup, rpc, attempt + 1);
+                if (mayResend(attempt, heartbeats.decideAgainLimit, runtime.timers().nowNs(), giveUpAtNs)) {
+                    decideAgain(backup, rpc, attempt + 1, giveUpAtNs);
                 } else {
                     runtime.giveUp("Aurogon: transaction " + Long.toHexString(id) + " at "
                         + AurogonTimestamp.toString(ts) + ": backup " + backup + " answered its "
@@ -985,11 +985,23 @@ final class AurogonTxn implements Txn {
     static Future<RpcReply> untilAnswered(final io.scythe.txn.runtime.Timers timers,
                                           final java.util.function.Supplier<Future<RpcReply>> request,
                                           final int attempt, final int limit, final long giveUpAtNs) {
-        return Reposts.untilAccepted(timers, request).recover(e -> !unanswered(e) || attempt >= limit
-            || timers.nowNs() >= giveUpAtNs
+        return Reposts.untilAccepted(timers, request).recover(e -> !unanswered(e)
+            || !mayResend(attempt, limit, timers.nowNs(), giveUpAtNs)
             ? Future.failedFuture(e)
             : timers.after(Heartbeats.PERIOD_NS).compose(v -> untilAnswered(timers, request, attempt + 1, limit,
                 giveUpAtNs)));
+    }
+
+    /**
+     * The one bound on sending an unanswered request again, for a decided request or REPLICATE ({@link
+     * #untilAnswered}) and for a decision sent again after the attempt closed ({@link #decideAgain}): at most
+     * {@code limit} sends in all, and none from {@code giveUpAtNs} ({@link #RESEND_BUDGET_NS} after the first send).
+     * Before (issue 20, aurofix), decideAgain was bounded by count only: on cluster nodes, whose call bound is
+     * longer, its 64 sends could run 25 s before the loop gave up. Not in {@code Reposts.untilAccepted}: that
+     * reposts what a node refused for now (it answered), which is not this question and serves every protocol.
+     */
+    static boolean mayResend(final int attempt, final int limit, final long nowNs, final long giveUpAtNs) {
+        return attempt < limit && nowNs < giveUpAtNs;
     }
 
     /** Whether {@code e} says the request's memory node died ({@link Removals#gone}). */

@@ -465,6 +465,16 @@ public final class Backups {
     }
 
     /**
+     * Whether the transaction at {@code ts} of id {@code txnId}, {@code mask} and {@code expected} writes is held here
+     * in full and undecided (a part of it arriving now is a repost of a part held).
+     */
+    public boolean heldInFull(final long ts, final long txnId, final long mask, final int expected) {
+        final Held h = byTs.get(ts);
+        return h != null && h.state == FULL && h.txnId == txnId && h.mask == mask && h.expected == expected
+            && h.complete();
+    }
+
+    /**
      * Whether the transaction at {@code ts} was committed here (by a recovery's APPLY) and is the one of id
      * {@code txnId}, {@code mask} and {@code expected} writes: a repost of its part is answered COMMITTED (counted,
      * {@link #committedReposts}).

@@ -348,6 +348,9 @@ public final class Participant {
             return NOT_FOUND;
         }
         count(r, ts);
+        if (rolledBackUnseen(table, key, ts)) {
+            return REFUSED;
+        }
         for (final Version v : r.versions) {
             if (v.wts <= ts) {
                 below[0] = v.wts;
@@ -492,7 +495,9 @@ public final class Participant {
         final Record r = known(table, key);
         final int i = r == null ? -1 : indexOf(r, ts);
         if (i < 0) {
-            return OK; // never installed (refused, or its request never arrived)
+            // Never installed (refused, or its request not arrived yet): a tombstone refuses it if it comes later.
+            tombstone(table, key, ts);
+            return OK;
         }
         final Version v = r.versions.get(i);
         if (!v.pending) {
@@ -507,6 +512,74 @@ public final class Participant {
             }
         }
         return OK;
+    }
+
+    // ------------------------------------------------------------------------------------------- tombstones
+
+    /**
+     * A ROLLBACK that found no version at its timestamp leaves a tombstone (table, key, timestamp: a timestamp names
+     * one attempt, so it stands for the transaction id), and an INSTALL, INSERT or pre-attaching READ of that attempt
+     * arriving after it is refused. Without it, on cluster nodes a ring opened anew after a broken one could deliver
+     * a delayed INSTALL after its ROLLBACK and leave a pending version nobody decides until an orphan recovery (the
+     * simulator keeps each ring's order, so there the INSTALL always came first). Tombstones are dropped once
+     * {@link ParticipantService#PRUNE_LAG_NS} behind the newest timestamp seen ({@link #maxTs}), swept at most once
+     * a lease, and from then on an install at or below the newest dropped one is refused (its attempt aborts and
+     * runs again with a new timestamp): the watermark, so a forgotten tombstone never lets its install in.
+     */
+    private final java.util.TreeMap<Long, List<long[]>> tombstonesByTs = new java.util.TreeMap<>();
+    private final java.util.Set<Tomb> tombstones = new java.util.HashSet<>();
+    /** Installs at or below this timestamp are refused: a tombstone there may have been dropped. */
+    private long tombstoneWatermark;
+    private long tombstonesSweptNs = Long.MIN_VALUE;
+
+    private record Tomb(int table, long key, long ts) {
+    }
+
+    private void tombstone(final int table, final long key, final long ts) {
+        if (ts <= tombstoneWatermark || !tombstones.add(new Tomb(table, key, ts))) {
+            return;
+        }
+        tombstonesByTs.computeIfAbsent(ts, t -> new ArrayList<>(1)).add(new long[] {table, key});
+        sweepTombstones();
+    }
+
+    private void sweepTombstones() {
+        final long newestNs = AurogonTimestamp.clockNs(tombstonesByTs.isEmpty() ? maxTs
+            : Math.max(maxTs, tombstonesByTs.lastKey()));
+        if (tombstonesSweptNs != Long.MIN_VALUE && newestNs - tombstonesSweptNs < ParticipantService.ORPHAN_LEASE_NS) {
+            return;
+        }
+        tombstonesSweptNs = newestNs;
+        if (newestNs - ParticipantService.PRUNE_LAG_NS + AurogonTimestamp.BIAS_NS <= 0) {
+            return;
+        }
+        final long horizon = AurogonTimestamp.pack(newestNs - ParticipantService.PRUNE_LAG_NS, 0, 0);
+        while (!tombstonesByTs.isEmpty() && tombstonesByTs.firstKey() < horizon) {
+            final Map.Entry<Long, List<long[]>> oldest = tombstonesByTs.pollFirstEntry();
+            for (final long[] tk : oldest.getValue()) {
+                tombstones.remove(new Tomb((int) tk[0], tk[1], oldest.getKey()));
+            }
+            tombstoneWatermark = Math.max(tombstoneWatermark, oldest.getKey());
+        }
+    }
+
+    /** Whether an install at {@code ts} comes after its attempt's ROLLBACK (or below the tombstones' watermark). */
+    private boolean rolledBackUnseen(final int table, final long key, final long ts) {
+        if (tombstones.isEmpty() && tombstoneWatermark == 0) {
+            return false;
+        }
+        sweepTombstones();
+        return ts <= tombstoneWatermark || tombstones.contains(new Tomb(table, key, ts));
+    }
+
+    /** Tombstones kept (tests, reports). */
+    public int tombstones() {
+        return tombstones.size();
+    }
+
+    /** The tombstones' watermark: installs at or below it are refused ({@link #tombstone}). */
+    public long tombstoneWatermark() {
+        return tombstoneWatermark;
     }
 
     /**
@@ -590,6 +663,9 @@ public final class Participant {
     }
 
     private int installRule(final Record r, final long ts) {
+        if (rolledBackUnseen(r.table, r.key, ts)) {
+            return REFUSED; // its ROLLBACK came first: the attempt is over (not counted as the install rule's)
+        }
         final List<Version> vs = r.versions;
         for (int i = 0; i < vs.size(); i++) {
             final Version v = vs.get(i);

@@ -488,12 +488,19 @@ public final class ParticipantService {
             status(responder, Backups.COMMITTED);
             return;
         }
-        if (participant.promoted(p.getInt(at + AurogonRpc.TABLE_OFFSET))) {
+        if (participant.promoted(p.getInt(at + AurogonRpc.TABLE_OFFSET))
+            && !backups.heldInFull(p.getLong(at + AurogonRpc.TS_OFFSET),
+                p.getLong(at + AurogonRpc.REPLICATE_TXN_OFFSET), p.getLong(at + AurogonRpc.REPLICATE_MASK_OFFSET),
+                p.getInt(at + AurogonRpc.REPLICATE_EXPECTED_OFFSET))) {
             // A write to a partition whose primary died after this attempt looked it up: its install there is gone,
-            // so it may not commit: fenced, it aborts and runs again on this (promoted) copy. A transaction held here
-            // in full (undecided) is discarded too: its coordinator's attempt went to the dead primary. Known gap
-            // (review of aurosplit4, 7): a recovery part-way through its APPLYs of such a held transaction (it found
-            // every backup FULL) is then refused here; left as the package doc states it.
+            // so it may not commit: fenced, it aborts and runs again on this (promoted) copy.
+            // A repost of a part of a transaction held here in full and undecided is not (issue 20, aurofix): the
+            // promotion adopted its writes as pending versions here (its install survives), so it is decided as any
+            // held transaction is, by those that decide it: its coordinator (this repost says it is alive; its
+            // APPLY commits the adopted versions, its DISCARD, marked in node order, rolls them back) or, if it
+            // dies, a recovery (every backup FULL: commit). The repost is held as on any backup (below). Before, it
+            // was discarded and FENCED here, out of the node order the decisions are marked in: a recovery part-way
+            // through its APPLYs of it (every backup FULL) was then refused here and the transaction split.
             discard(p.getLong(at + AurogonRpc.TS_OFFSET));
             status(responder, Backups.FENCED);
             return;

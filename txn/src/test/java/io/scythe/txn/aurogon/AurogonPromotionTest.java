@@ -168,13 +168,15 @@ class AurogonPromotionTest {
 
     /**
      * Two transactions held in full by the backup (writes to keys 1 and 2 of its copy) are adopted as pending versions
-     * when the copy is promoted; a REPLICATE naming the promoted copy afterwards (a reposted part of the first, whose
-     * attempt looked the dead primary up) is answered FENCED and rolls back the first one's adopted version only: a
-     * reader parked on it is answered with the committed value, the second stays pending until its APPLY commits it.
-     * Fails when REPLICATE on a promoted copy does not discard (the reader parks for ever) or discards too much.
+     * when the copy is promoted. A reposted part of one (its coordinator alive, its first reply lost) is held as on
+     * any backup, the adopted version left to the transaction's deciders (issue 20, aurofix: it was discarded and
+     * FENCED, which refused a recovery's APPLY part-way through committing it): the first one's DISCARD rolls its
+     * adopted version back (a reader parked on it gets the committed value), the second one's APPLY after its repost
+     * commits it. A REPLICATE of a transaction not held here names the dead primary's partition: FENCED, nothing held.
      */
     @Test
-    void shouldRollBackTheAdoptedVersionsOfATransactionWhoseReplicateNamesAPromotedCopy() throws Exception {
+    void shouldLeaveAHeldTransactionsAdoptedVersionsToItsDecidersWhenAPartIsRepostedToThePromotedCopy()
+        throws Exception {
         try (OneMemoryNode node = new OneMemoryNode("items", 32)) {
             final ParticipantService service = node.services.service(ParticipantService.class);
             final Participant participant = service.participant();
@@ -201,14 +203,27 @@ class AurogonPromotionTest {
                 return null;
             });
             assertThat(answers).as("parked on the adopted version").isEmpty();
-            final int fenced = node.on(rt -> rt.rocket("mn").compose(rocket -> rocket.call(AurogonRpc.REPLICATE,
+            final int reposted = node.on(rt -> rt.rocket("mn").compose(rocket -> rocket.call(AurogonRpc.REPLICATE,
                 replicate(table, KEY_A, t1, 11, 111))).map(reply -> reply.payload().getInt(0)));
-            assertThat(fenced).isEqualTo(Backups.FENCED);
+            assertThat(reposted).as("a repost of a part held in full").isEqualTo(Backups.OK);
+            assertThat(pendingAt(participant, table, KEY_A, t1)).as("left to its deciders").isTrue();
+            assertThat(service.backups().held(t1)).isTrue();
+            assertThat(answers).isEmpty();
+            final int discarded = node.on(rt -> rt.rocket("mn").compose(rocket -> {
+                final UnsafeBuffer discard = new UnsafeBuffer(new byte[AurogonRpc.HEADER_BYTES]);
+                CoordinatorRecovery.fill(discard, 0, 0, 0, t1);
+                return rocket.call(AurogonRpc.DISCARD, discard);
+            }).map(reply -> reply.payload().getInt(0)));
+            assertThat(discarded).isEqualTo(Backups.OK);
             assertThat(pendingAt(participant, table, KEY_A, t1)).as("rolled back").isFalse();
             assertThat(answers).as("the parked reader gets the loaded value").containsExactly(
                 Participant.OK + " 100");
             assertThat(service.backups().held(t1)).as("the held writes dropped").isFalse();
             assertThat(pendingAt(participant, table, KEY_B, t2)).as("the other transaction untouched").isTrue();
+            // A repost of the second's part, then a recovery's APPLY (it found every backup FULL): committed here.
+            final int early = node.on(rt -> rt.rocket("mn").compose(rocket -> rocket.call(AurogonRpc.REPLICATE,
+                replicate(table, KEY_B, t2, 22, 222))).map(reply -> reply.payload().getInt(0)));
+            assertThat(early).isEqualTo(Backups.OK);
             final int applied = node.on(rt -> rt.rocket("mn").compose(rocket -> {
                 final UnsafeBuffer apply = new UnsafeBuffer(new byte[AurogonRpc.HEADER_BYTES]);
                 CoordinatorRecovery.fill(apply, 0, 0, 0, t2);
@@ -229,6 +244,12 @@ class AurogonPromotionTest {
             final int other = node.on(rt -> rt.rocket("mn").compose(rocket -> rocket.call(AurogonRpc.REPLICATE,
                 replicate(table, KEY_B, t2, 23, 222))).map(reply -> reply.payload().getInt(0)));
             assertThat(other).isEqualTo(Backups.FENCED);
+            // A transaction not held here: its attempt looked the dead primary up and installed there only.
+            final long t3 = AurogonTimestamp.pack(2_500_000, 1, 0);
+            final int fresh = node.on(rt -> rt.rocket("mn").compose(rocket -> rocket.call(AurogonRpc.REPLICATE,
+                replicate(table, KEY_A, t3, 33, 333))).map(reply -> reply.payload().getInt(0)));
+            assertThat(fresh).isEqualTo(Backups.FENCED);
+            assertThat(service.backups().held(t3)).isFalse();
             assertThat(participant.violation()).isNull();
         }
     }
@@ -400,7 +421,7 @@ class AurogonPromotionTest {
     }
 
     /** {@code rpc} with {@code request} to the node: the status answered, -1 for a failure reply. */
-    private static int call(final OneMemoryNode node, final int rpc, final UnsafeBuffer request) throws Exception {
+    static int call(final OneMemoryNode node, final int rpc, final UnsafeBuffer request) throws Exception {
         return node.on(rt -> rt.rocket("mn").compose(rocket -> rocket.call(rpc, request))
             .map(reply -> reply.payload().getInt(0)).otherwise(-1));
     }

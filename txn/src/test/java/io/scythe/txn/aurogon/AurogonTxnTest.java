@@ -303,6 +303,112 @@ class AurogonTxnTest {
     }
 
     /**
+     * A READ parked on a suspect (a version whose coordinator fell silent past the orphan lease) is answered ORPHAN,
+     * and the reader resolves it through the backups; when the resolution's calls get no answer (a split cut the
+     * resolver off, issue 20), the attempt aborts retryably ({@link AurogonAborts#UNANSWERED}) instead of failing with
+     * the RpcException as an error; the suspect stays pending, and once the node answers again the next reader
+     * resolves it (no backup holds it: rolled back) and reads the committed value.
+     */
+    @Test
+    void shouldAbortAReadWhoseOrphansRecoveryGetsNoAnswerAndResolveItOnceAnswered() throws Exception {
+        try (OneMemoryNode node = new OneMemoryNode("items", 32)) {
+            final Table copy = AurogonPromotionTest.backupCopy(node);
+            final Catalog catalog = new Catalog().add("items", List.of(new Catalog.Partition("mn",
+                node.table.describe(), List.of(new Catalog.Replica("mn", copy.describe())))));
+            final ParticipantService service = node.services.service(ParticipantService.class);
+            final Participant participant = service.participant();
+            final int items = node.table.schema().id();
+            final long key = 3;
+            final long orphanTs = AurogonTimestamp.pack(1_000_000, 9, 0); // a coordinator heard once, then silent
+            final UnsafeBuffer install = new UnsafeBuffer(new byte[AurogonRpc.HEADER_BYTES]);
+            CoordinatorRecovery.fill(install, items, 0, key, orphanTs);
+            assertThat(AurogonPromotionTest.call(node, AurogonRpc.INSTALL, install)).isEqualTo(Participant.OK);
+            final java.util.concurrent.atomic.AtomicInteger unanswered = new java.util.concurrent.atomic.AtomicInteger();
+            AurogonPromotionTest.onLoop(node, () -> {
+                node.server.handle(AurogonRpc.SUSPECTS, (request, responder) -> unanswered.incrementAndGet());
+                return null;
+            });
+            final long deadline = System.nanoTime() + 10_000_000_000L;
+            while (AurogonPromotionTest.onLoop(node, participant::suspect) != orphanTs // past the lease: a suspect
+                && System.nanoTime() < deadline) {
+                Thread.sleep(1);
+            }
+            assertThat(AurogonPromotionTest.onLoop(node, participant::suspect)).as("a suspect").isEqualTo(orphanTs);
+            // A client whose calls time out (the node's own has no deadline): the unanswered SUSPECTS fails TIMED_OUT.
+            final io.scythe.rrpc.RrpcClient bounded = new io.scythe.rrpc.RrpcClient(node.vertx,
+                node.fabric.attachNow("cn-bounded"), new io.scythe.rrpc.RrpcOptions().callTimeoutNs(200_000_000L));
+            final String first = node.onLoop(() -> {
+                final TxnRuntime rt = new TxnRuntime(catalog, bounded, LoopTimers.current(), new TsoGroup(64,
+                    new DirectTsoSource(node.counter, () -> bounded.oneSided("tso"))),
+                    io.scythe.hotspot.Watermarks.DEFAULT, 1L << 40);
+                final Txn reader = AurogonModule.AUROGON_BASE.begin(rt, false);
+                return reader.read("items", key).transform(ar -> reader.abort().transform(x ->
+                    Future.succeededFuture(ar.succeeded() ? "read " + ar.result().getLong(0)
+                        : ar.cause() instanceof io.scythe.txn.AbortException a ? "aborted " + a.reason() + ": "
+                        + a.getMessage() : "failed " + ar.cause())));
+            });
+            assertThat(first).startsWith("aborted " + AurogonAborts.UNANSWERED + ": ")
+                .contains("the recovery of a suspect parked on by the READ of key 3");
+            assertThat(unanswered.get()).as("the recovery asked, unanswered").isPositive();
+            assertThat(pendingAt(participant, items, key, orphanTs)).as("left pending, not decided blind").isTrue();
+            AurogonPromotionTest.onLoop(node, () -> {
+                service.register(node.server); // the node answers SUSPECTS again
+                return null;
+            });
+            final String second = node.onCatalog(catalog, rt -> {
+                final Txn reader = AurogonModule.AUROGON_BASE.begin(rt, false);
+                return reader.read("items", key).compose(v -> reader.commit().map(ts -> "read " + v.getLong(0)));
+            });
+            assertThat(second).isEqualTo("read 100");
+            assertThat(pendingAt(participant, items, key, orphanTs)).as("resolved: rolled back").isFalse();
+            assertThat(participant.violation()).isNull();
+        }
+    }
+
+    private static boolean pendingAt(final Participant participant, final int table, final long key, final long ts) {
+        return AurogonPromotionTest.pendingAt(participant, table, key, ts);
+    }
+
+    /**
+     * The one resend rule ({@link AurogonTxn#mayResend}, used by untilAnswered and decideAgain): an unanswered request
+     * is sent at most the limit's times, and none once the budget from the first send is spent; an answer, or a
+     * failure that is no lack of answer, ends it at once.
+     */
+    @Test
+    void shouldResendAnUnansweredRequestUpToTheLimitAndWithinTheBudgetOnly() {
+        final long[] now = {0};
+        final io.scythe.txn.runtime.Timers timers = new io.scythe.txn.runtime.Timers() {
+            @Override
+            public long nowNs() {
+                return now[0];
+            }
+
+            @Override
+            public Future<Void> after(final long delayNs) {
+                now[0] += delayNs;
+                return Future.succeededFuture();
+            }
+        };
+        final int[] sends = {0};
+        final long callBoundNs = 100_000_000L; // each send waits its call bound (a cluster node's: long)
+        final java.util.function.Supplier<Future<io.scythe.rrpc.RpcReply>> unanswered = () -> {
+            sends[0]++;
+            now[0] += callBoundNs;
+            return Future.failedFuture(new RpcException(RpcException.TIMED_OUT, "no reply"));
+        };
+        assertThat(AurogonTxn.untilAnswered(timers, unanswered, 1, 64, AurogonTxn.RESEND_BUDGET_NS).failed()).isTrue();
+        assertThat(sends[0]).as("bounded by the budget").isEqualTo(20);
+        sends[0] = 0;
+        now[0] = 0;
+        assertThat(AurogonTxn.untilAnswered(timers, unanswered, 1, 5, Long.MAX_VALUE).failed()).isTrue();
+        assertThat(sends[0]).as("bounded by the count").isEqualTo(5);
+        assertThat(AurogonTxn.mayResend(63, 64, AurogonTxn.RESEND_BUDGET_NS - 1, AurogonTxn.RESEND_BUDGET_NS))
+            .isTrue();
+        assertThat(AurogonTxn.mayResend(64, 64, 0, AurogonTxn.RESEND_BUDGET_NS)).isFalse();
+        assertThat(AurogonTxn.mayResend(1, 64, AurogonTxn.RESEND_BUDGET_NS, AurogonTxn.RESEND_BUDGET_NS)).isFalse();
+    }
+
+    /**
      * A read parked on a suspect whose recovery left it in doubt ({@link CoordinatorRecovery.InDoubt}) waits and
      * reads again, a quarter of the bound apart, then its attempt aborts (retryable, {@link AurogonAborts#IN_DOUBT});
      * any other failure passes as it was. Before, every such reader failed with the recovery's IllegalStateException.

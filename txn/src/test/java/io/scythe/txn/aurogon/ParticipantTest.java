@@ -130,6 +130,40 @@ class ParticipantTest {
     }
 
     /**
+     * A ROLLBACK that finds no version (its INSTALL delayed behind it, as a ring opened anew can deliver it on
+     * cluster nodes) leaves a tombstone: the late INSTALL, a pre-attaching READ or an INSERT of that attempt is
+     * refused instead of leaving a pending version nobody decides; another attempt installs. Tombstones four leases
+     * behind the newest timestamp are dropped, and the watermark refuses what they refused.
+     */
+    @Test
+    void aRollbackAheadOfItsInstallLeavesATombstoneThatRefusesTheLateInstall() {
+        final long t1 = AurogonTimestamp.pack(10_000_000L, 1, 0);
+        assertThat(p.rollback(T, 1, t1)).isEqualTo(OK);
+        assertThat(p.rollback(T, 2, t1)).isEqualTo(OK);
+        assertThat(p.rollback(T, 12, t1)).isEqualTo(OK); // an absent key: an insert's rollback
+        assertThat(p.install(T, 1, t1)).as("the late INSTALL").isEqualTo(REFUSED);
+        assertThat(read(2, t1, FLAG_PREATTACH).status).as("the late pre-attaching READ").isEqualTo(REFUSED);
+        assertThat(p.insert(T, 12, t1, new long[1])).as("the late INSERT").isEqualTo(REFUSED);
+        assertThat(p.pending(T, 1)).isFalse();
+        assertThat(p.pending(T, 2)).isFalse();
+        assertThat(p.pending(T, 12)).isFalse();
+        assertThat(p.pendingTimestamps()).isEmpty();
+        assertThat(p.install(T, 1, t1 + 1)).as("another attempt").isEqualTo(OK);
+        assertThat(p.rollback(T, 1, t1 + 1)).isEqualTo(OK);
+        assertThat(p.tombstones()).isEqualTo(3);
+        // Five milliseconds on: the old tombstones are dropped, the watermark still refuses their installs.
+        final long t2 = AurogonTimestamp.pack(15_000_000L, 1, 0);
+        assertThat(p.rollback(T, 3, t2)).isEqualTo(OK);
+        assertThat(p.tombstones()).isEqualTo(1);
+        assertThat(p.tombstoneWatermark()).isEqualTo(t1);
+        assertThat(p.install(T, 1, t1)).isEqualTo(REFUSED);
+        assertThat(p.install(T, 4, t1 - 5)).as("below the watermark").isEqualTo(REFUSED);
+        assertThat(p.install(T, 3, t2)).isEqualTo(REFUSED);
+        assertThat(p.install(T, 3, t2 + 1)).isEqualTo(OK);
+        assertThat(p.violation()).isNull();
+    }
+
+    /**
      * A value in parts: staged parts (in any order, again harmlessly) complete a prefix, which {@code staged} hands to
      * the commit; an incomplete prefix, a part outside the value or a different total is refused; a rollback drops
      * the parts; the committed version's value stays readable by its wts until it is reclaimed.
