@@ -117,9 +117,10 @@ public final class RccModule implements ProtocolModule {
     }
 
     /**
-     * Refused (issue 18): the backups hold what a promoted copy serves, but a stale writer's backup write-back is not
-     * fenced, readers' rts is not floored on the promoted copy, and a commit whose primary died after its backups were
-     * written gives the run up; the TODO in this package's docs.
+     * Handled for NOWAIT, WAITDIE and OCC (issue 18): the stale writer fenced by {@link #simulatorSettlesPromotedCopies},
+     * a decided commit that failed on the removed node finished on the serving copies (RccLockingTxn#decidedFailure).
+     * Refused for MVCC and SUNDIAL: readers' rts is not floored on the promoted copy and their write-back still gives
+     * the run up; the TODO in this package's docs.
      */
     @Override
     public String memoryNodeCrashRefusal(final io.scythe.txn.Protocol protocol) {
