@@ -1114,9 +1114,12 @@ public final class Simulation {
                 module.promoted(db, e.getValue(), live);
                 if (unpromoted.decrementAndGet() == 0) {
                     catalog.reconfigure(next);
-                    if (module.promotedCopiesServeAtOnce(io.scythe.txn.spi.ProtocolRegistry
-                        .protocol(options.protocol()))) {
+                    final io.scythe.txn.Protocol protocol = io.scythe.txn.spi.ProtocolRegistry
+                        .protocol(options.protocol());
+                    if (module.promotedCopiesServeAtOnce(protocol)) {
                         catalog.settled(next.epoch()); // its own locks keep the commits in flight (the module says)
+                    } else if (module.simulatorSettlesPromotedCopies(protocol)) {
+                        settleWhenDrained(mnLoops.get(e.getKey()), next.epoch());
                     }
                 }
             }, faults.detectNs(), java.util.concurrent.TimeUnit.NANOSECONDS);
@@ -1125,6 +1128,23 @@ public final class Simulation {
             mnLoops.get((dead + 1) % n).schedule(() -> catalog.reconfigure(next), faults.detectNs(),
                 java.util.concurrent.TimeUnit.NANOSECONDS);
         }
+    }
+
+    /** How often {@link #settleWhenDrained} looks at the commits in flight (virtual time). */
+    private static final long SETTLE_POLL_NS = 1_000;
+
+    /**
+     * Settles the copies configuration {@code epoch} promoted ({@code Catalog#settled}) once no commit of an older
+     * epoch is past its point of no return and unfinished, looking every {@link #SETTLE_POLL_NS} on {@code loop}
+     * ({@code ProtocolModule#simulatorSettlesPromotedCopies}; cluster mode's {@code MemoryNodeFailover} settles
+     * once every compute node drained). One catalog serves every compute node here, so its count is all of theirs.
+     */
+    private void settleWhenDrained(final SimLoop loop, final long epoch) {
+        if (catalog.inFlightBefore(epoch) == 0) {
+            catalog.settled(epoch);
+            return;
+        }
+        loop.schedule(() -> settleWhenDrained(loop, epoch), SETTLE_POLL_NS, java.util.concurrent.TimeUnit.NANOSECONDS);
     }
 
     /** Clients of compute nodes still serving whose transaction has not finished. */
@@ -1593,7 +1613,8 @@ public final class Simulation {
                 busyNodes.add("cn" + c.computeNode);
             }
         }
-        final LocksLeftHeld left = LocksLeftHeld.census(memoryNodes, ticketLedgers, ticketInserts,
+        // The copies serving (after a memory-node failover the promoted ones): a dead node's words count for nothing.
+        final LocksLeftHeld left = LocksLeftHeld.census(checked, ticketLedgers, ticketInserts,
             this::computeNodeOf, this::nodeGaveUp, busyNodes::contains);
         final long held = left.total;
         final Map<String, List<String>> conditions = operation == null ? spec.consistency(checked) : Map.of();

@@ -72,7 +72,7 @@ class RccBackupTuplesSimTest extends SimVertxTest {
      * missing rather than the default's "no protocol of module".
      */
     @ParameterizedTest
-    @ValueSource(strings = {"rcc-mvcc", "rcc-sundial:primitive=rpc", "rcc-calvin"})
+    @ValueSource(strings = {"rcc-mvcc", "rcc-sundial:primitive=rpc", "rcc-calvin"}) // NOWAIT, WAITDIE, OCC: RccMnCrashSimTest
     void shouldRefuseAMemoryNodeCrashNamingWhatIsMissing(final String protocol) {
         final SimOptions options = new SimOptions().protocol(protocol).computeNodes(2).memoryNodes(3).replicas(2)
             .durationNs(100_000).faults(new Faults().crashMemoryNode(1, 50_000));

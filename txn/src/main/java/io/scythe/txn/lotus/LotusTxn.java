@@ -230,41 +230,6 @@ final class LotusTxn extends OneSidedTxn {
     }
 
     /**
-     * A memory node's crash (the simulator's {@code --crash-mn}): a verb or call to it fails (the transport gave up on
-     * it), and within {@link TxnRuntime#failoverWaitNs()} the memory-node configuration removes it and promotes its
-     * backups. An operation of this attempt that failed with an error (not an abort, not a give-up: those stand) is
-     * an abort ({@link io.scythe.txn.onesided.Reconfigured#REASON}), retried in the new configuration, once the
-     * configuration changed since the attempt began (now or within the wait); else the error stands. Past T_commit
-     * the write-back's failures on a removed node are the redo step's ({@code RedoStep}: the dead copy counts for
-     * nothing, the live ones were written backups first).
-     */
-    private <T> Future<T> goneAsAbort(final Future<T> op) {
-        return op.recover(e -> {
-            if (e instanceof io.scythe.txn.AbortException || e instanceof io.scythe.txn.NotServingException
-                || e instanceof io.scythe.txn.OutcomeUnknownException) {
-                return Future.failedFuture(e);
-            }
-            return reconfiguredWithin(runtime.timers().nowNs() + runtime.failoverWaitNs()).compose(changed ->
-                Future.failedFuture(changed ? new io.scythe.txn.AbortException(
-                    io.scythe.txn.onesided.Reconfigured.REASON, "transaction " + Long.toHexString(id()) + ": "
-                    + e.getMessage() + ", and the memory-node configuration changed since it began (a memory node "
-                    + "failed over): retried in the new configuration") : e));
-        });
-    }
-
-    /** Whether the memory-node configuration is other than this attempt's now or becomes so by {@code deadlineNs}. */
-    private Future<Boolean> reconfiguredWithin(final long deadlineNs) {
-        if (runtime.catalog().epoch() != configEpoch()) {
-            return Future.succeededFuture(true);
-        }
-        if (runtime.timers().nowNs() >= deadlineNs) {
-            return Future.succeededFuture(false);
-        }
-        return runtime.timers().after(TxnRuntime.removalPollNs(runtime.failoverWaitNs(), 100))
-            .compose(v -> reconfiguredWithin(deadlineNs));
-    }
-
-    /**
      * One execution phase of a key: its lock first (it depends on the key only, not on where the record is, so the
      * keys a procedure asks for together go in one message per compute node), then the record.
      */

@@ -122,6 +122,53 @@ public abstract class OneSidedTxn implements Txn {
         return redo().giveUp(what, cause);
     }
 
+    /**
+     * A memory node's crash (the simulator's {@code --crash-mn}): a verb or call to it fails (the transport gave up on
+     * it), and within {@link TxnRuntime#failoverWaitNs()} the memory-node configuration removes it and promotes its
+     * backups. An operation of this attempt that failed with an error (not an abort, not a give-up: those stand) is
+     * an abort ({@link Reconfigured#REASON}), retried in the new configuration, once the
+     * configuration changed since the attempt began (now or within the wait); else the error stands. Past T_commit
+     * the write-back's failures on a removed node are the redo step's ({@code RedoStep}: the dead copy counts for
+     * nothing, the live ones were written backups first).
+     */
+    protected final <T> Future<T> goneAsAbort(final Future<T> op) {
+        return op.recover(e -> {
+            if (e instanceof io.scythe.txn.AbortException || e instanceof io.scythe.txn.NotServingException
+                || e instanceof io.scythe.txn.OutcomeUnknownException) {
+                return Future.failedFuture(e);
+            }
+            return reconfiguredWithin(runtime.timers().nowNs() + runtime.failoverWaitNs()).compose(changed ->
+                Future.failedFuture(changed ? new io.scythe.txn.AbortException(
+                    Reconfigured.REASON, "transaction " + Long.toHexString(id) + ": "
+                    + e.getMessage() + ", and the memory-node configuration changed since it began (a memory node "
+                    + "failed over): retried in the new configuration") : e));
+        });
+    }
+
+    /** Whether the memory-node configuration is other than this attempt's now or becomes so by {@code deadlineNs}. */
+    private Future<Boolean> reconfiguredWithin(final long deadlineNs) {
+        if (runtime.catalog().epoch() != configEpoch) {
+            return Future.succeededFuture(true);
+        }
+        if (runtime.timers().nowNs() >= deadlineNs) {
+            return Future.succeededFuture(false);
+        }
+        return runtime.timers().after(TxnRuntime.removalPollNs(runtime.failoverWaitNs(), 100))
+            .compose(v -> reconfiguredWithin(deadlineNs));
+    }
+
+    /** {@link RedoStep#finishOwnRecord}: a decided commit whose own record or write-back failed in a failover. */
+    protected final Future<Void> finishOwnRecord(final Throwable failure, final io.scythe.txn.recovery.RedoLog.Appended
+        appended, final long version, final LockKind kind, final java.util.function.ToLongFunction<Access> token,
+                                                 final String what) {
+        return redo().finishOwnRecord(failure, appended, version, kind, token, configEpoch, what);
+    }
+
+    /** Memory nodes a write-back batch of this attempt failed on after it was posted ({@link WriteSet#failedOn}). */
+    protected final List<String> writeBackFailedOn() {
+        return writes.failedOn();
+    }
+
     private RedoStep redo() {
         if (redo == null) {
             redo = new RedoStep(runtime, id, writes, accesses, lockKind(), this::lockToken, clock,

@@ -356,8 +356,60 @@ public final class RedoStep {
      */
     private Future<Void> finishOnServingCopies(final RedoLog.Appended appended, final long version,
                                                final java.util.function.Function<Access, Boolean> needsRelease) {
+        return finishOnServingCopies(appended.record(), version, needsRelease, lockKind, lockToken);
+    }
+
+    /**
+     * A decided commit of a protocol that appends its own redo record and writes back itself (RCC's Log stage:
+     * {@code rcc.RccLockingTxn}), finished after a failover as this step's own chain finishes one
+     * ({@link #appendFailed}, {@link #writeBackFailed}): {@code failure} is its record's append that failed in doubt
+     * (then finished on the serving copies if it is durable on every copy but those of nodes a configuration
+     * removes), or its write-back's, which failed after posting only on removed memory nodes
+     * ({@link WriteSet#failedOn}, which the protocol adds its RPC write-backs' nodes to), {@code appended} its durable
+     * record, or null when the loop keeps no log (then finished from the record it would have appended,
+     * {@link RedoLog#recordOf}, begun in configuration {@code epoch}). {@code kind} and {@code token} name its locks
+     * (this step was made without: it logs nothing itself).
+     * Anything else gives the commit up to recovery ({@link #giveUp}, with {@code what}), as before.
+     */
+    public Future<Void> finishOwnRecord(final Throwable failure, final RedoLog.Appended appended, final long version,
+                                        final LockKind kind, final ToLongFunction<Access> token, final long epoch,
+                                        final String what) {
+        decided = true;
+        final java.util.function.Function<Access, Boolean> held = a -> true; // finishEntry checks the token
+        if (failure instanceof RedoLog.RecordInDoubtException doubt) {
+            return onSurvivingCopies(doubt).compose(survived -> survived
+                ? finishOnServingCopies(doubt.appended().record(), version, held, kind, token)
+                    .onSuccess(v -> RedoLog.of(runtime).release(doubt.appended()))
+                : giveUp(what, failure));
+        }
+        final org.agrona.concurrent.UnsafeBuffer record = appended != null ? appended.record()
+            : RedoLog.of(runtime) == null ? RedoLog.recordOf(id, version, kind.id(), writes.written(), token,
+                runtime.catalog(), epoch) : null;
+        return finishIfRemoved(record, version, held, kind, token, what, failure);
+    }
+
+    /**
+     * A write-back that failed after posting: finished on the serving copies if it failed only on memory nodes a
+     * configuration removes ({@link WriteSet#failedOn}: what may still land there counts for nothing) and
+     * {@code record} is its record (durable on every copy, or the loop keeps no log); else given up to recovery with
+     * {@code what}.
+     */
+    private Future<Void> finishIfRemoved(final org.agrona.concurrent.UnsafeBuffer record, final long version,
+                                         final java.util.function.Function<Access, Boolean> needsRelease,
+                                         final LockKind kind, final ToLongFunction<Access> token, final String what,
+                                         final Throwable e) {
+        final List<String> failedOn = writes.failedOn();
+        final Future<Boolean> removed = record == null || failedOn.isEmpty() ? Future.succeededFuture(false)
+            : runtime.removedWithin(List.copyOf(failedOn));
+        return removed.compose(died -> died ? finishOnServingCopies(record, version, needsRelease, kind, token)
+            : giveUp(what, e));
+    }
+
+    private Future<Void> finishOnServingCopies(final org.agrona.concurrent.UnsafeBuffer record, final long version,
+                                               final java.util.function.Function<Access, Boolean> needsRelease,
+                                               final LockKind lockKind, final ToLongFunction<Access> lockToken) {
         final List<Future<Boolean>> releases = new ArrayList<>();
-        return new CnRecovery(runtime).finishRecord(versioned(appended.record(), version)).compose(v -> {
+        return new CnRecovery(runtime).finishRecord(versioned(record, version)).compose(v -> {
             for (final Access a : accesses) {
                 // Held and not written: released unless the write-back's release of it landed already (finishEntry
                 // releases only while it still carries this attempt's token).
@@ -453,13 +505,8 @@ public final class RedoStep {
         if (Refusal.forNow(e)) {
             return finishFromRecord(version, e, 1);
         }
-        // Failed after posting only on memory nodes a configuration removes: what may still land there counts
-        // for nothing, and the record (durable on every copy) finishes it on the copies that serve.
-        final List<String> failedOn = writes.failedOn();
-        final Future<Boolean> removed = appended == null || failedOn.isEmpty() ? Future.succeededFuture(false)
-            : runtime.removedWithin(List.copyOf(failedOn));
-        return removed.compose(died -> died ? finishOnServingCopies(appended, version, needsRelease)
-            : giveUp("a write-back verb failed and may still land", e));
+        return finishIfRemoved(appended == null ? null : appended.record(), version, needsRelease, lockKind, lockToken,
+            "a write-back verb failed and may still land", e);
     }
 
     /**

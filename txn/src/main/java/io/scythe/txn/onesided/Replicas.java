@@ -131,7 +131,8 @@ public final class Replicas {
         }
         return WriteSet.postPerNode(runtime, byNode, failedOn, (batch, c) -> {
             if (homes || c.access.inserted) {
-                WriteSet.addWrites(batch, c.access, io.scythe.storage.ObjectLayout.addressOf(c.pointer), c.rkey);
+                WriteSet.addWrites(batch, c.access, io.scythe.storage.ObjectLayout.addressOf(c.pointer), c.rkey,
+                    true);
             }
             if (extra != null) {
                 extra.add(batch, c.access, c.backup);

@@ -244,7 +244,7 @@ public final class WriteSet {
         return postPerNode(runtime, byNode, failedOn, (batch, a) -> {
             release.beforeWrites(batch, a);
             if (homes || a.inserted) {
-                addWrites(batch, a, a.address(), a.rkey());
+                addWrites(batch, a, a.address(), a.rkey(), false);
             }
             if (a.releasing) {
                 release.add(batch, a);
@@ -385,9 +385,12 @@ public final class WriteSet {
      * write-backs as its primary, so it differs from the primary's image where the primary's does. An inserted
      * object is the exception: its INSERT filled the primary, while its backups hold a placeholder (deleted, empty),
      * so they get the value ({@code newValue}, set for them by {@code Inserts#install}), its length and cleared flags.
+     * {@code backup}: whether {@code address} is a backup copy's, said by the caller (an address alone cannot tell:
+     * a backup on another memory node may sit at the primary's address there).
      */
-    public static void addWrites(final Doorbell batch, final Access a, final long address, final int rkey) {
-        final boolean insertedOnBackup = a.inserted && address != a.address();
+    public static void addWrites(final Doorbell batch, final Access a, final long address, final int rkey,
+                                 final boolean backup) {
+        final boolean insertedOnBackup = a.inserted && backup;
         // The access's pooled words (the same values for every copy, so one buffer serves them all), else a buffer
         // per verb as before.
         final UnsafeBuffer words = a.writeWords;

@@ -114,8 +114,13 @@ public abstract class RccLockingTxn extends OneSidedTxn {
         return true;
     }
 
+    /** {@link #readOnce}, an error after a memory-node failover an abort ({@link #goneAsAbort}). */
     @Override
     public final Future<UnsafeBuffer> read(final String table, final long key) {
+        return goneAsAbort(readOnce(table, key));
+    }
+
+    private Future<UnsafeBuffer> readOnce(final String table, final long key) {
         if (readOnlyTable(table)) {
             return readOnlyRead(table, key);
         }
@@ -217,8 +222,13 @@ public abstract class RccLockingTxn extends OneSidedTxn {
             });
     }
 
+    /** {@link #readForUpdateOnce}, an error after a memory-node failover an abort ({@link #goneAsAbort}). */
     @Override
     public final Future<UnsafeBuffer> readForUpdate(final String table, final long key) {
+        return goneAsAbort(readForUpdateOnce(table, key));
+    }
+
+    private Future<UnsafeBuffer> readForUpdateOnce(final String table, final long key) {
         return read(table, key);
     }
 
@@ -281,7 +291,7 @@ public abstract class RccLockingTxn extends OneSidedTxn {
                 return Future.failedFuture(e);
             }
             if (batch.failedIndex() <= cas) {
-                return lockVerbInDoubt("its lock CAS on key " + a.key + " of " + a.table + " failed after it was "
+                return lockVerbInDoubt(a.partition.node(), "its lock CAS on key " + a.key + " of " + a.table + " failed after it was "
                     + "posted", e);
             }
             return (batch.result(cas) == 0 ? releaseIfOurs(a) : Future.<Void>succeededFuture())
@@ -296,7 +306,7 @@ public abstract class RccLockingTxn extends OneSidedTxn {
         request.putLong(8, a.pointer);
         request.putLong(16, owner);
         return runtime.rocket(a.partition.node()).compose(r -> r.call(RccRpc.LOCK, request))
-            .recover(e -> rpcMayHaveLanded(e) ? lockVerbInDoubt("its RCC LOCK RPC on key " + a.key + " of " + a.table
+            .recover(e -> rpcMayHaveLanded(e) ? lockVerbInDoubt(a.partition.node(), "its RCC LOCK RPC on key " + a.key + " of " + a.table
                 + " failed after it was sent", e) : Future.failedFuture(e))
             .compose(reply -> {
                 final DirectBuffer p = payload(reply, RccRpc.LOCK_REPLY_BYTES);
@@ -374,8 +384,13 @@ public abstract class RccLockingTxn extends OneSidedTxn {
             .map(reply -> payload(reply, 8).getInt(0));
     }
 
+    /** {@link #commitOnce}, an error before its point of no return an abort ({@link #goneAsAbort}). */
     @Override
     public final Future<Long> commit() {
+        return goneAsAbort(commitOnce());
+    }
+
+    private Future<Long> commitOnce() {
         if (sawDuplicate()) {
             mark(Stage.EXECUTE);
             return duplicateCommit(this::validation);
@@ -408,17 +423,38 @@ public abstract class RccLockingTxn extends OneSidedTxn {
     @Override
     protected final Future<?> commitLog(final long version) {
         return RccLog.log(runtime, form, id, version, logKind(), writes.written(), this::ownerOf, configEpoch(),
-            pointOfNoReturn()).recover(e -> RccLog.inDoubt(e) ? decidedFailure("its log record's WRITE failed "
-                + "and may have landed", e) : Future.failedFuture(e));
+            pointOfNoReturn()).map(appended -> logged = appended).recover(e -> RccLog.inDoubt(e)
+                ? decidedFailure("its log record's WRITE failed and may have landed", e, version)
+                    .map(v -> { // finished on the serving copies: the Commit stage has nothing left to write
+                        finishedAfterFailover = true;
+                        return (io.scythe.txn.recovery.RedoLog.Appended) null;
+                    })
+                : Future.failedFuture(e));
     }
+
+    /** The record the Log stage made durable (null: none, or not yet). */
+    private io.scythe.txn.recovery.RedoLog.Appended logged;
+    /** The commit was finished on the serving copies after a failover, from its record ({@link #decidedFailure}). */
+    private boolean finishedAfterFailover;
 
     /** The Commit stage: one-sided, or the backups' write-back then the primaries' by RPC; a failure is in doubt. */
     @Override
     protected final Future<Void> commitWriteBack(final long version) {
+        if (finishedAfterFailover) {
+            return Future.succeededFuture();
+        }
+        // Counted past its point of no return until finished, on the serving copies too (decidedFailure): a
+        // failover's promoted copies stay blocked meanwhile (the fence of a stale writer, RccModule). Without a log
+        // the write-back's own count ends when it fails, before that finish.
+        final io.scythe.txn.Catalog catalog = runtime.catalog();
+        final long epoch = configEpoch();
+        catalog.decided(epoch);
         return (form.oneSided(RccForm.Step.COMMIT) ? commitOneSided(version)
             : replicated(version).compose(v -> commitByRpc(version)))
-            .recover(e -> e instanceof OutcomeUnknownException ? Future.failedFuture(e)
-                : decidedFailure("its write-back failed after its log record was durable", e));
+            .recover(e -> e instanceof OutcomeUnknownException || e instanceof io.scythe.txn.AbortException
+                ? Future.failedFuture(e)
+                : decidedFailure("its write-back failed after its log record was durable", e, version))
+            .onComplete(done -> catalog.finished(epoch));
     }
 
     /** The record of a commit written back is reclaimed. */
@@ -446,16 +482,19 @@ public abstract class RccLockingTxn extends OneSidedTxn {
         for (final Access a : written) {
             a.installedVersion = ObjectLayout.versionAfter(version, a.readVersion);
         }
-        return io.scythe.txn.onesided.Replicas.writeBack(runtime, written);
+        return io.scythe.txn.onesided.Replicas.writeBack(runtime, written, writeBackFailedOn(), null);
     }
 
     /**
-     * A failure once the commit's log record is (or may be) durable: never an abort (recovery may roll it forward),
-     * so what it holds stays held and the commit is in doubt.
+     * A failure once the commit's log record is (or may be) durable: never an abort (recovery may roll it forward).
+     * After a memory-node failover whose removed node is the only one it failed on (issue 18, the package TODO's
+     * third step), the commit is finished on the serving copies from its record, as the shared redo step finishes
+     * one ({@code RedoStep#finishOwnRecord}: a promoted copy by versions); else what it holds stays held and the
+     * commit is in doubt.
      */
-    private <T> Future<T> decidedFailure(final String what, final Throwable cause) {
-        RccLog.keepHeld(accesses);
-        return giveUpInDoubt(what, cause);
+    private Future<Void> decidedFailure(final String what, final Throwable cause, final long version) {
+        return finishOwnRecord(cause, logged, version, logKind(), this::ownerOf, what)
+            .onFailure(e -> RccLog.keepHeld(accesses));
     }
 
     private static boolean written(final Access a) {
@@ -498,9 +537,9 @@ public abstract class RccLockingTxn extends OneSidedTxn {
                     calls.add(untilAccepted(() -> releaseByRpc(e.getKey(), chunk)));
                 }
                 return settle(calls);
-            }));
+            }).onFailure(x -> writeBackFailedOn().add(e.getKey()))); // for decidedFailure
         }
-        return settle(released).recover(e -> giveUpInDoubt("releasing its read locks by RPC failed", e));
+        return settle(released); // a failure: the Commit stage's (decidedFailure)
     }
 
     /** {@code objects} by memory node. */
@@ -555,7 +594,8 @@ public abstract class RccLockingTxn extends OneSidedTxn {
         }
         final List<Future<?>> sent = new ArrayList<>();
         for (final Map.Entry<String, List<Access>> e : byNode(byRpc).entrySet()) {
-            sent.add(writeBackByRpc(e.getKey(), e.getValue(), version));
+            sent.add(writeBackByRpc(e.getKey(), e.getValue(), version)
+                .onFailure(x -> writeBackFailedOn().add(e.getKey()))); // for decidedFailure
         }
         for (final Map.Entry<String, List<Access>> e : byNode(unlockOneSided).entrySet()) {
             sent.add(untilAccepted(() -> runtime.channel(e.getKey()).compose(ch -> {
@@ -564,9 +604,9 @@ public abstract class RccLockingTxn extends OneSidedTxn {
                     batch.write(lockAddress(a), a.rkey(), FREE, 0, 8);
                 }
                 return batch.post();
-            })));
+            })).onFailure(x -> writeBackFailedOn().add(e.getKey())));
         }
-        return settle(sent).recover(e -> giveUpInDoubt("its RPC write-back failed and may have landed in part", e));
+        return settle(sent); // a failure (it may have landed in part): the Commit stage's (decidedFailure)
     }
 
     private Future<Void> writeBackByRpc(final String node, final List<Access> objects, final long version) {

@@ -35,7 +35,8 @@
  * Release digits). Backups of MVCC and SUNDIAL hold the tuple as the primary's commit leaves it (issue 18,
  * {@code RccTsTxn#addBackupWrites}): MVCC's three older version slots and rts, SUNDIAL's rts (= wts); readers' rts
  * raises reach the primary only. CALVIN's write-back writes every backup before its primary too (its package docs).
- * Memory-node failover ({@code sim --crash-mn}) stays refused for every RCC protocol: the TODO of issue 18 below. The enumerator ({@code hybrid=auto}) keeps the Log digit one-sided (RCC's finding: logging
+ * Memory-node failover ({@code sim --crash-mn}) runs for NOWAIT, WAITDIE and OCC and stays refused for MVCC, SUNDIAL
+ * and CALVIN: the TODO of issue 18 below. The enumerator ({@code hybrid=auto}) keeps the Log digit one-sided (RCC's finding: logging
  * strongly prefers one-sided WRITE; varying it would double every enumeration); a code given by hand may set it to
  * RPC. Recovery from the log, for all five, in the simulator ({@code --crash-cn N --crash-recover},
  * {@code --explore N --crashes}): the shared recovery rolls each record forward while its words still hold the
@@ -61,24 +62,42 @@
  * ({@code cluster.RecoveryDuty#nextEpoch}). Not
  * built: CALVIN's input log, and the per-stage breakdown beyond the shared stages.
  *
- * <p><b>TODO (issue 18, issue 23 §2): memory-node failover of RCC in the simulator.</b> {@code RccModule} and
- * {@code CalvinModule} keep {@code ProtocolModule#memoryNodeCrashRefusal}'s refusal, so {@code sim --crash-mn} is
- * refused for all six. The backups now hold what a promoted copy must serve (MVCC's slots and rts, SUNDIAL's rts,
- * CALVIN's writes); what is still missing, each needed before the refusal may go:
+ * <p><b>Memory-node failover in the simulator</b> (issue 18, {@code sim --crash-mn 1 --replicas 2 --mns 3}) runs for
+ * NOWAIT, WAITDIE and OCC, in every form. What the TODO below named, as done for them:
  * <ol>
- *   <li>A stale writer: an attempt that holds {@code tts} (or a lock) on the dead primary and has not yet written its
- *       backups writes the promoted copy, which has no lock word, possibly over a later writer's version. Its backup
- *       write-back must be fenced by the configuration change (the promoted copy refusing attempts begun before it,
- *       as Aurogon's REPLICATE is fenced), or such attempts decided against the new configuration as cluster mode's
- *       blocking and roll-forward do.</li>
+ *   <li>The stale writer is fenced by blocking: the simulator settles the promoted partitions only once no commit
+ *       of an older configuration epoch is past its point of no return and unfinished
+ *       ({@code ProtocolModule#simulatorSettlesPromotedCopies}, {@code Catalog#inFlightBefore}, as cluster mode's
+ *       {@code MemoryNodeFailover} drains); until then reads, locks and inserts there abort ({@code settling}) and
+ *       are retried. An attempt not yet at its point of no return when the configuration changed is refused there
+ *       ({@code OneSidedTxn#pointOfNoReturn}, or the write-back's epoch check without a log). The Commit stage
+ *       counts itself in {@code Catalog#decided} until it finished, on the serving copies too.</li>
+ *   <li>(MVCC and SUNDIAL only: not done, below.)</li>
+ *   <li>A decided commit whose log record's WRITE or write-back failed only on the removed node is finished on the
+ *       serving copies from its record ({@code RedoStep#finishOwnRecord}; without a log, from the record it would have
+ *       written, {@code RedoLog#recordOf}): a promoted copy by versions, a live primary while its token holds; it is
+ *       reported committed. A lock verb, and any error of an attempt before its point of no return, on a node the
+ *       configuration removes is an abort, retried ({@code OneSidedTxn#lockVerbInDoubt(String, String, Throwable)},
+ *       {@code #goneAsAbort}).</li>
+ * </ol>
+ * Swept ({@code scythe sim --explore N --crash-mn 1 --replicas 2 --mns 3 --protocols P --workload W}), README's RCC
+ * coordinator-log paragraph has the numbers. The explorer's {@code --crashes} adds a CN crash with the host's redo
+ * recovery, which the simulator refuses with a memory-node crash for every protocol but Aurogon's and Lotus's
+ * ({@code Explorer#crashMemoryNode}): not run.
+ *
+ * <p><b>TODO (issue 18, issue 23 §2): memory-node failover of MVCC, SUNDIAL and CALVIN in the simulator.</b>
+ * {@code RccModule} (for MVCC and SUNDIAL) and {@code CalvinModule} keep the refusal. What is still missing:
+ * <ol>
  *   <li>Readers raise {@code rts} on the primary only (RCC replicates commits, not reads). The promotion step
  *       ({@code ProtocolModule#promoted}) must floor every promoted MVCC and SUNDIAL tuple's {@code rts} above every
  *       timestamp issued so far, e.g. the live coordinators' {@code RccClock} ticks plus 2 (each {@code wts} and
  *       {@code rts} is a {@code next()} or a timestamp observed plus 1), so that a writer below a read the dead
  *       primary served aborts by W1, or commits above it (SUNDIAL).</li>
- *   <li>A commit whose backups were all written but whose primary write-back failed is committed (the promoted copy
- *       holds it) and must be reported so; today it is in doubt and gives the run up. CALVIN's executors give the
- *       run up on any failed write-back too (its scheduler's lock is the lock, so (1) does not arise there).</li>
+ *   <li>{@code RccTsTxn}'s write-back still gives its loop up on a failure on the removed node (step 3 above, done
+ *       for the locking protocols only), and its lock verbs' give-ups ({@code MvccTxn}, {@code SundialTxn}) now abort
+ *       on a removed node but were not swept.</li>
+ *   <li>CALVIN's executors give the run up on any failed write-back (its scheduler's lock is the lock, so the stale
+ *       writer does not arise there).</li>
  *   <li>The shared recovery's roll-forward writes a backup's newest version only ({@link
  *       io.scythe.txn.rcc.RccLockKind}), not MVCC's older-slot move nor SUNDIAL's rts.</li>
  * </ol>

@@ -598,6 +598,17 @@ public final class RedoLog {
      * start afresh, so a ticket of an older record can equal a live holder's). Without a configuration copy b is
      * backup b, the primary copy 0, and the bytes are those of the partitions as they serve.
      */
+    /**
+     * The record a commit of {@code writes} would append ({@link #encode}), for a loop that keeps no log: what a
+     * protocol that logs its own record finishes a commit from after a memory-node failover
+     * ({@code onesided.RedoStep#finishOwnRecord}), as it would from its appended record.
+     */
+    public static UnsafeBuffer recordOf(final long txnId, final long version, final int lockKind,
+                                        final List<Access> writes, final ToLongFunction<Access> token,
+                                        final io.scythe.txn.Catalog catalog, final long epoch) {
+        return encode(txnId, version, lockKind, writes, token, catalog, epoch);
+    }
+
     static UnsafeBuffer encode(final long txnId, final long version, final int lockKind, final List<Access> writes,
                                final ToLongFunction<Access> token, final io.scythe.txn.Catalog catalog,
                                final long epoch) {

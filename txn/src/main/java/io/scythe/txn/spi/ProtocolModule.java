@@ -179,6 +179,19 @@ public interface ProtocolModule {
     }
 
     /**
+     * Whether the simulator settles the copies its memory-node failover promoted ({@code Catalog#settled}) once no
+     * commit begun in an older configuration is past its point of no return and unfinished
+     * ({@code Catalog#inFlightBefore} is 0: finished on the serving copies, or given up), as cluster mode's
+     * {@code MemoryNodeFailover} settles them once every compute node drained. Until then the promoted partitions
+     * refuse reads, locks and inserts: the fence of a commit still writing the promoted copy as a backup, under a
+     * lock it took on the dead primary (RCC, issue 18). False by default (the copies stay blocked to the run's end
+     * unless {@link #promotedCopiesServeAtOnce}).
+     */
+    default boolean simulatorSettlesPromotedCopies(final Protocol protocol) {
+        return false;
+    }
+
+    /**
      * Why a run of {@code protocol} whose workload inserts keys in transactions may not have a memory node crash in
      * the simulator ({@code --crash-mn}), though {@link #memoryNodeCrashRefusal(Protocol)} allows one without inserts;
      * null (the default): no further refusal.

@@ -2106,7 +2106,7 @@ final class CalvinNode {
                     byNode.computeIfAbsent(a.partition.node(), n -> new ArrayList<>()).add(a);
                 }
                 return io.scythe.txn.onesided.WriteSet.postPerNode(home, byNode, (batch, a) ->
-                    io.scythe.txn.onesided.WriteSet.addWrites(batch, a, a.address(), a.rkey()));
+                    io.scythe.txn.onesided.WriteSet.addWrites(batch, a, a.address(), a.rkey(), false));
             });
         }).andThen(v -> release(p));
     }

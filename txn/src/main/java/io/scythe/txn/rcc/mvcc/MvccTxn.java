@@ -234,7 +234,7 @@ public final class MvccTxn extends RccTsTxn {
                     final Doorbell batch = ch.doorbell();
                     final int cas = batch.compareAndSwap(a.address() + MvccTuple.TTS_OFFSET, a.rkey(), 0, ctts);
                     batch.read(a.address(), a.rkey(), image, 0, bytes);
-                    return batch.post().recover(e -> batch.failedIndex() <= cas ? lockVerbInDoubt("its tts CAS on "
+                    return batch.post().recover(e -> batch.failedIndex() <= cas ? lockVerbInDoubt(a.partition.node(), "its tts CAS on "
                         + "key " + a.key + " of " + a.table + " failed after it was posted", e)
                         : (batch.result(cas) == 0 ? releaseLate(() -> unlock(a)) : Future.<Void>succeededFuture())
                         .compose(x -> Future.failedFuture(e))).map(b -> b.result(cas));
@@ -261,7 +261,7 @@ public final class MvccTxn extends RccTsTxn {
     protected Future<Access> lockByRpc(final Access a) {
         final UnsafeBuffer request = request(a);
         return runtime.rocket(a.partition.node()).compose(r -> r.call(RccRpc.MV_LOCK, request))
-            .recover(e -> rpcMayHaveLanded(e) ? lockVerbInDoubt("its MV_LOCK RPC on key " + a.key + " of " + a.table
+            .recover(e -> rpcMayHaveLanded(e) ? lockVerbInDoubt(a.partition.node(), "its MV_LOCK RPC on key " + a.key + " of " + a.table
                 + " failed after it was sent", e) : Future.failedFuture(e))
             .compose(reply -> {
                 final DirectBuffer p = RccLockingTxn.payload(reply, RccRpc.LOCK_REPLY_BYTES);

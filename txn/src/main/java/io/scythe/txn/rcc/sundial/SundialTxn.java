@@ -139,7 +139,7 @@ public final class SundialTxn extends RccTsTxn {
         request.putLong(16, owner);
         final Future<DirectBuffer> reply = runtime.rocket(a.partition.node()).compose(r -> r.call(rpc, request))
             .map(r -> RccLockingTxn.payload(r, RccRpc.LOCK_REPLY_BYTES));
-        return rpc != RccRpc.SD_LOCK ? reply : reply.recover(e -> rpcMayHaveLanded(e) ? lockVerbInDoubt("its SD_LOCK "
+        return rpc != RccRpc.SD_LOCK ? reply : reply.recover(e -> rpcMayHaveLanded(e) ? lockVerbInDoubt(a.partition.node(), "its SD_LOCK "
             + "RPC on key " + a.key + " of " + a.table + " failed after it was sent", e) : Future.failedFuture(e));
     }
 
@@ -161,7 +161,7 @@ public final class SundialTxn extends RccTsTxn {
             final Doorbell batch = ch.doorbell();
             final int cas = batch.compareAndSwap(a.address() + SundialTuple.LOCK_OFFSET, a.rkey(), 0, id);
             batch.read(a.address(), a.rkey(), image, 0, bytes);
-            return batch.post().recover(e -> batch.failedIndex() <= cas ? lockVerbInDoubt("its lock CAS on key "
+            return batch.post().recover(e -> batch.failedIndex() <= cas ? lockVerbInDoubt(a.partition.node(), "its lock CAS on key "
                 + a.key + " of " + a.table + " failed after it was posted", e)
                 : (batch.result(cas) == 0 ? releaseLate(() -> unlock(a)) : Future.<Void>succeededFuture())
                 .compose(x -> Future.failedFuture(e))).map(b -> b.result(cas));

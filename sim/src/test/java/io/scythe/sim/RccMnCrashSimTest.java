@@ -1,0 +1,36 @@
+package io.scythe.sim;
+
+import io.scythe.bench.workload.SmallBankSpec;
+import io.vertx.core.json.JsonObject;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * RCC's locking protocols with a memory node failing over (issue 18): replays of the explorer's seeds that failed
+ * ({@code sim --explore --crash-mn 1 --replicas 2 --mns 3}). Seed 2 (mn1 dies at 64.123 us): a commit whose log
+ * record was durable had its write-back fail on the dead node and gave its loop up (now finished on the serving
+ * copies, {@code RedoStep#finishOwnRecord}), and a lock CAS that failed on the dead node gave its loop up (now an
+ * abort, retried). Seed 19 (at 131.457 us): the end-of-run census read the dead node's lock words (now the serving
+ * copies').
+ */
+class RccMnCrashSimTest extends SimVertxTest {
+    @ParameterizedTest
+    @CsvSource({"rcc-nowait,2,64123", "rcc-nowait,19,131457", "rcc-nowait:primitive=rpc,2,64123",
+        "rcc-waitdie,2,64123", "rcc-occ,19,131457", "rcc-occ:primitive=rpc,2,64123"})
+    void shouldFailAMemoryNodeOverWithoutGivingUpOrLeavingALock(final String protocol, final long seed,
+                                                                 final long crashAtNs) throws Exception {
+        final SimOptions options = new SimOptions().protocol(protocol).computeNodes(1).loopsPerComputeNode(2)
+            .clientsPerComputeNode(6).memoryNodes(3).replicas(2).durationNs(150_000).reclaimEveryNs(10_000)
+            .seed(seed).faults(new Faults().jitterNs(2_000).crashMemoryNode(1, crashAtNs));
+        final SimResult r = new Simulation(options, new SmallBankSpec(50, 0.99, "scythe")).run(vertx);
+        final JsonObject run = r.run().toJson();
+        final JsonObject sim = run.getJsonObject("sim");
+        assertThat(r.invariantsOk()).as(String.valueOf(sim.getJsonArray("violations"))).isTrue();
+        assertThat(sim.containsKey("gave_up")).as("a loop gave up: " + sim.getJsonObject("gave_up")).isFalse();
+        assertThat(sim.getBoolean("quiescent")).isTrue();
+        assertThat(run.getJsonObject("conserved").getBoolean("ok")).isTrue();
+        assertThat(run.getLong("committed")).isPositive();
+    }
+}
