@@ -142,6 +142,32 @@ class LotusMnCrashSimTest extends SimVertxTest {
     }
 
     /**
+     * The crash explorer's seed with a memory-node crash ({@code sim --explore 100 --crashes --crash-mn 1 --replicas 2
+     * --mns 3 --protocols lotus --workload smallbank}): seed 23, cn1 and mn1 crash at 54.352 us, cn1 with a commit
+     * whose visible write reached the backups on mn0 and not the promoted ones on mn2. Recovery settled mn1's promoted
+     * partitions by the shared settling of a home (value and version; review finding 1): mn2's homes got the new value,
+     * mn0's kept the loaded one (a Lotus commit writes only the version word), and mn2's CVT cells stayed INVISIBLE:
+     * two copies of checking key 10 differed and money was not conserved (+20,000). Lotus now settles the promoted
+     * copies itself ({@code LotusTxn#settlePromoted}): cells visible at T_commit, the home's version word only. Failed
+     * before the fix.
+     */
+    @Test
+    void shouldSettleADeadCoordinatorsCommitOnPromotedCopiesAsItsWriteBackWould() throws Exception {
+        final SimOptions o = Explorer.crashOptions("lotus", 23).memoryNodes(3).replicas(2);
+        Explorer.crash(o, -1, Faults.DEFAULT_DETECT_NS);
+        Explorer.crashMemoryNode(o, 1, Faults.DEFAULT_DETECT_NS);
+        final Explorer.Outcome outcome = Explorer.check(vertx, Explorer.Workload.SMALLBANK, o.validate());
+        assertThat(o.faults().crashAtNs()).isEqualTo(54_352);
+        assertThat(outcome.failure()).as(String.valueOf(outcome.failure())).isNull();
+        final JsonObject crash = outcome.run().getJsonObject("sim").getJsonObject("crash");
+        assertThat(crash.getBoolean("conserved_ok")).as(crash.encode()).isTrue();
+        assertThat(crash.getJsonObject("recovery").getInteger("committed_by_recovery")).as(crash.encode())
+            .isEqualTo(1);
+        assertThat(crash.getJsonObject("recovery").getJsonObject("report").getInteger("applied"))
+            .as(crash.encode()).isEqualTo(3);
+    }
+
+    /**
      * Until a dead coordinator's abandoned inserts are cleaned up on a promoted copy (issue 19), a memory-node crash
      * under Lotus is refused on a workload that inserts (TPC-C, phantom), with a message naming why, and allowed on one
      * that does not (SmallBank): no sweep may report a lost order line as a pass.
