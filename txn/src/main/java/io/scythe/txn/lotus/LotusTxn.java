@@ -234,14 +234,16 @@ final class LotusTxn extends OneSidedTxn {
      * it), and within {@link TxnRuntime#failoverWaitNs()} the memory-node configuration removes it and promotes its
      * backups. An operation of this attempt that failed with an error (not an abort, not a give-up: those stand) is
      * an abort ({@link io.scythe.txn.onesided.Reconfigured#REASON}), retried in the new configuration, once the
-     * configuration changed since the attempt began (now or within the wait); else the error stands. Past T_commit
-     * the write-back's failures on a removed node are the redo step's ({@code RedoStep}: the dead copy counts for
-     * nothing, the live ones were written backups first).
+     * configuration changed since the attempt began (now or within the wait); else the error stands. Only an error
+     * that may say a memory node is gone waits ({@link #mayBeGone}: review finding 6); any other (a node's answer, a
+     * full table, this code's own) stands at once, as it did before the failover's wait: waiting it out delayed
+     * every such error by the wait (2 ms in the simulator), and in a changed configuration retried a bug as an abort.
+     * Past T_commit the write-back's failures on a removed node are the redo step's ({@code RedoStep}: the dead copy
+     * counts for nothing, the live ones were written backups first).
      */
     private <T> Future<T> goneAsAbort(final Future<T> op) {
         return op.recover(e -> {
-            if (e instanceof io.scythe.txn.AbortException || e instanceof io.scythe.txn.NotServingException
-                || e instanceof io.scythe.txn.OutcomeUnknownException) {
+            if (!mayBeGone(e)) {
                 return Future.failedFuture(e);
             }
             return reconfiguredWithin(runtime.timers().nowNs() + runtime.failoverWaitNs()).compose(changed ->
@@ -250,6 +252,24 @@ final class LotusTxn extends OneSidedTxn {
                     + e.getMessage() + ", and the memory-node configuration changed since it began (a memory node "
                     + "failed over): retried in the new configuration") : e));
         });
+    }
+
+    /**
+     * Whether {@code e} may say that a memory node is gone: a verb that failed (a completion error, or refused at post
+     * time other than for a full send queue: the queue pair broke), or a call to a memory node that broke or was not
+     * answered ({@code DISCONNECTED}, {@code TIMED_OUT}). Not an abort, a give-up or an unknown outcome (those
+     * stand), nor an answer (a node that answers lives), nor an error of this code. Lock RPCs to compute nodes do
+     * not come here: their failures are aborts already ({@link #refused}).
+     */
+    static boolean mayBeGone(final Throwable e) {
+        if (io.scythe.txn.Refusal.forNow(e)) {
+            return false;
+        }
+        if (e instanceof io.scythe.bridge.VerbException) {
+            return true;
+        }
+        return e instanceof RpcException r
+            && (r.code() == RpcException.DISCONNECTED || r.code() == RpcException.TIMED_OUT);
     }
 
     /** Whether the memory-node configuration is other than this attempt's now or becomes so by {@code deadlineNs}. */
@@ -460,7 +480,12 @@ final class LotusTxn extends OneSidedTxn {
                     : home > Cvt.version(a.image, at, newest);
                 final UnsafeBuffer version = new UnsafeBuffer(new byte[8]);
                 version.putLong(0, home);
-                final Map<String, List<java.util.function.Consumer<io.scythe.bridge.Doorbell>>> byNode =
+                // The backups' batches, then the primary's (review finding 4): a cell made visible on the primary,
+                // which readers read, is visible on every backup a failover could promote, as the commit's own
+                // visible write and recovery's (recoverCells) order them.
+                final Map<String, List<java.util.function.Consumer<io.scythe.bridge.Doorbell>>> backupsByNode =
+                    new LinkedHashMap<>();
+                final Map<String, List<java.util.function.Consumer<io.scythe.bridge.Doorbell>>> primaryByNode =
                     new LinkedHashMap<>();
                 boolean madeVisible = false;
                 for (int i = 0; i < n; i++) {
@@ -474,7 +499,8 @@ final class LotusTxn extends OneSidedTxn {
                     for (int c = 0; c < copies.size(); c++) {
                         final long base = copies.get(c)[0];
                         final int rkey = (int) copies.get(c)[1];
-                        byNode.computeIfAbsent(nodeOf(a, c), k -> new ArrayList<>()).add(visible
+                        (c == 0 ? primaryByNode : backupsByNode).computeIfAbsent(nodeOf(a, c),
+                            k -> new ArrayList<>()).add(visible
                             ? b -> writeVisible(b, base + cellAt, rkey, version)
                             : b -> writeCleared(b, base + cellAt, rkey));
                     }
@@ -483,7 +509,8 @@ final class LotusTxn extends OneSidedTxn {
                     return Future.failedFuture(refusedRead(a, "an INVISIBLE version, settled after the attempt was "
                         + "over"));
                 }
-                final Future<Void> posted = post(byNode);
+                final Future<Void> posted = backupsByNode.isEmpty() ? post(primaryByNode)
+                    : post(backupsByNode).compose(x -> post(primaryByNode));
                 settling.add(posted);
                 return posted;
             });
@@ -1504,8 +1531,14 @@ final class LotusTxn extends OneSidedTxn {
             over = true;
             node.ended(this, -1);
             forgetWritten(); // its INVISIBLE writes (cleared or not) changed the CVTs it wrote
-            // INVISIBLE versions it may have written are cleared before its locks go.
-            final Future<Void> cleared = invisibleWritten && !committing
+            // INVISIBLE versions it may have written are cleared before its locks go. Also once committing (T_commit
+            // fetched; review finding 6: skipped then before, which left the cells of a commit refused between
+            // T_commit and its write-back, a failover's epoch check or its backups' lookup, for readers to settle):
+            // an attempt is aborted only while its write-back is undecided (OneSidedTxn#commitFailed; a finished
+            // one returned above), and the redo step decides before it posts any visible write
+            // (RedoStep#startWriteBack), so no cell of it is visible anywhere. Decided and not finished (no path
+            // known), its cells are left to recovery, as its record and locks would be.
+            final Future<Void> cleared = invisibleWritten && !writeBackDecided()
                 ? clearCells().recover(e -> Future.succeededFuture()) : Future.succeededFuture();
             // Settlements its reads posted land before its locks go (a WRITE in flight after the release could clear
             // the next writer's cell).

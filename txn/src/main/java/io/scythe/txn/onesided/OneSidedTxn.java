@@ -427,6 +427,14 @@ public abstract class OneSidedTxn implements Txn {
         return Reposts.untilAccepted(runtime.timers(), request);
     }
 
+    /**
+     * Whether this attempt's write-back was decided ({@link RedoStep#decided}: its redo record in doubt, or its
+     * write-back started): from then on it is never aborted, what it wrote is its commit's or recovery's.
+     */
+    protected final boolean writeBackDecided() {
+        return redo != null && redo.decided();
+    }
+
     /** {@link Reposts#settle}. */
     protected static Future<Void> settle(final List<? extends Future<?>> futures) {
         return Reposts.settle(futures);
