@@ -256,7 +256,8 @@ final class LotusTxn extends OneSidedTxn {
 
     /**
      * Whether {@code e} may say that a memory node is gone: a verb that failed (a completion error, or refused at post
-     * time other than for a full send queue: the queue pair broke), or a call to a memory node that broke or was not
+     * time other than for a full send queue: the queue pair broke), a connection the fabric refused (the node is
+     * not attached: explorer smallbank seed 8 under {@code --crash-mn}, a client error before), or a call to a memory node that broke or was not
      * answered ({@code DISCONNECTED}, {@code TIMED_OUT}). Not an abort, a give-up or an unknown outcome (those
      * stand), nor an answer (a node that answers lives), nor an error of this code. Lock RPCs to compute nodes do
      * not come here: their failures are aborts already ({@link #refused}).
@@ -265,8 +266,8 @@ final class LotusTxn extends OneSidedTxn {
         if (io.scythe.txn.Refusal.forNow(e)) {
             return false;
         }
-        if (e instanceof io.scythe.bridge.VerbException) {
-            return true;
+        if (e instanceof io.scythe.bridge.VerbException || e instanceof io.scythe.fabric.FabricException) {
+            return true; // a verb's failure, or no connection to the node ("not attached to the local fabric")
         }
         return e instanceof RpcException r
             && (r.code() == RpcException.DISCONNECTED || r.code() == RpcException.TIMED_OUT);

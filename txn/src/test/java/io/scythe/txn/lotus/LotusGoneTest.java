@@ -23,6 +23,8 @@ class LotusGoneTest {
             .as("a completion error").isTrue();
         assertThat(LotusTxn.mayBeGone(new VerbException(Opcode.WRITE, "queue pair in error state")))
             .as("refused at post time: the queue pair broke").isTrue();
+        assertThat(LotusTxn.mayBeGone(new io.scythe.fabric.FabricException(
+            "node mn1 is not attached to the local fabric 'sim'"))).as("no connection to it").isTrue();
         assertThat(LotusTxn.mayBeGone(new RpcException(RpcException.DISCONNECTED, "connection to mn1 failed")))
             .isTrue();
         assertThat(LotusTxn.mayBeGone(new RpcException(RpcException.TIMED_OUT, "no reply from mn1"))).isTrue();
