@@ -203,7 +203,7 @@ public final class Explorer {
 
     /**
      * {@link #crash(SimOptions, int)}, the crash detected {@code detectNs} later. A protocol that resolves a dead
-     * compute node's transactions itself ({@link io.scythe.txn.spi.ProtocolModule#ownCrashRecoveryReplicas}: Aurogon,
+     * compute node's transactions itself, refusing the shared recovery ({@link io.scythe.txn.spi.ProtocolModule#ownCrashRecovery}: Aurogon,
      * through its backups) runs with that many backups on at least 3 memory nodes, no redo log and no shared recovery:
      * the shared one (with 2 memory nodes and no backups) failed 42 of 50 Aurogon seeds, as it does not know Aurogon's
      * pending versions.
@@ -213,12 +213,14 @@ public final class Explorer {
         final int drawn = random.nextInt(o.computeNodes());
         final long atNs = 1 + random.nextLong(o.durationNs() - 1);
         final io.scythe.txn.spi.ProtocolModule module = io.scythe.txn.spi.ProtocolRegistry.moduleOf(o.protocol());
-        final int own = module == null ? 0
-            : module.ownCrashRecoveryReplicas(io.scythe.txn.spi.ProtocolRegistry.protocol(o.protocol()));
-        if (own > 0) {
-            o.memoryNodes(Math.max(o.memoryNodes(), own + 2)).replicas(Math.max(o.replicas(), own)).redoLog(false);
+        final io.scythe.txn.spi.ProtocolModule.OwnCrashRecovery own = module == null ? null
+            : module.ownCrashRecovery(io.scythe.txn.spi.ProtocolRegistry.protocol(o.protocol()));
+        final boolean alone = own != null && !own.besideShared();
+        if (alone) {
+            o.memoryNodes(Math.max(o.memoryNodes(), own.replicas() + 2)).replicas(Math.max(o.replicas(),
+                own.replicas())).redoLog(false);
         }
-        o.faults().crash(cn < 0 ? drawn : cn, atNs).recover(own == 0, detectNs);
+        o.faults().crash(cn < 0 ? drawn : cn, atNs).recover(!alone, detectNs);
         return o;
     }
 
@@ -238,8 +240,8 @@ public final class Explorer {
             // The host's redo-log recovery is not modelled with a memory-node crash (Faults#validate): a protocol
             // that recovers a dead compute node by itself (Lotus's leases) runs its CN crash without it.
             final io.scythe.txn.spi.ProtocolModule module = io.scythe.txn.spi.ProtocolRegistry.moduleOf(o.protocol());
-            if (module != null && module.recoversDeadComputeNodesItself(
-                io.scythe.txn.spi.ProtocolRegistry.protocol(o.protocol()))) {
+            if (module != null && module.ownCrashRecovery(
+                io.scythe.txn.spi.ProtocolRegistry.protocol(o.protocol())) != null) {
                 o.faults().recover(false, detectNs);
             }
         }

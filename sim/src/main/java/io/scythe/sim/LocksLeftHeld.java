@@ -56,6 +56,9 @@ final class LocksLeftHeld {
     static LocksLeftHeld census(final List<LogDb> dbs, final List<TicketLedger> ledgers,
                                 final Map<Long, Insert> insertedBy, final LongFunction<String> nodeOfTxn,
                                 final Predicate<String> gaveUp, final Predicate<String> inFlight) {
+        // A crashed memory node is not among dbs: the simulator passes the serving copies (a promoted backup for
+        // each partition the dead node held), whose lock words are the ones that count (issue 19: TPC-C under
+        // --crash-mn, order lines' CAS words of live cn1 counted on dead mn1 as locks left held).
         final LocksLeftHeld held = new LocksLeftHeld();
         OltpWorkload.forEachLocked(dbs, (node, table, header) -> {
             held.total++;

@@ -143,7 +143,10 @@ public final class SimOptions {
                 throw new IllegalArgumentException("protocol " + protocol + ": crashing a compute node (--crash-cn, "
                     + "--crashes) is not modelled: " + refusal);
             }
-            if (module != null && faults.crashCns().length > 1 && module.ownCrashRecoveryReplicas(run) > 0) {
+            final io.scythe.txn.spi.ProtocolModule.OwnCrashRecovery own = module == null ? null
+                : module.ownCrashRecovery(run);
+            final boolean alone = own != null && !own.besideShared(); // it refuses the shared recovery
+            if (alone && faults.crashCns().length > 1) {
                 throw new IllegalArgumentException("protocol " + protocol + " resolves a dead compute node's "
                     + "transactions itself, through its backups, and that is built and explored for one crashed CN: "
                     + "give --crash-cn one node");
@@ -158,10 +161,10 @@ public final class SimOptions {
                     ? "several crashed compute nodes are tested only with " + SEVERAL_CRASHED + " and rcc-calvin "
                     + "(issue 19), untested elsewhere" : several) + ": give --crash-cn one node");
             }
-            if (module != null && faults.recover() && module.ownCrashRecoveryReplicas(run) > 0) {
+            if (alone && faults.recover()) {
                 throw new IllegalArgumentException("protocol " + protocol + " resolves a dead compute node's "
                     + "transactions itself, through its backups: run its crash with --replicas "
-                    + module.ownCrashRecoveryReplicas(run) + " and without --crash-recover");
+                    + own.replicas() + " and without --crash-recover");
             }
             if (faults.restartAfterNs() >= 0) {
                 final String restart = module == null ? "no protocol module restarts a compute node for it"

@@ -203,18 +203,6 @@ public final class Simulation {
     public Simulation(final SimOptions options, final OltpSpec spec) {
         this.options = options.validate();
         this.spec = spec;
-        if (options.faults().crashMn() != Faults.NO_CRASH && spec.insertsInTransactions()) {
-            // SimOptions#validate asked the module about the crash; whether the workload inserts is known only here.
-            final io.scythe.txn.Protocol run = io.scythe.txn.spi.ProtocolRegistry.protocol(options.protocol());
-            final io.scythe.txn.spi.ProtocolModule peers = io.scythe.txn.spi.ProtocolRegistry.peerModuleOf(run);
-            final io.scythe.txn.spi.ProtocolModule module = peers != null ? peers
-                : io.scythe.txn.spi.ProtocolRegistry.moduleOf(options.protocol());
-            final String refusal = module == null ? null : module.memoryNodeCrashWithInsertsRefusal(run);
-            if (refusal != null) {
-                throw new IllegalArgumentException("crash-mn with " + options.protocol() + " on workload "
-                    + spec.name() + ": " + refusal);
-            }
-        }
         this.scheduler = new SimScheduler(options.seed());
         this.clock = scheduler.clock();
         this.faultRandom = new SplittableRandom(options.seed() ^ 0x5DEECE66DL);

@@ -142,25 +142,55 @@ class LotusMnCrashSimTest extends SimVertxTest {
     }
 
     /**
-     * Until a dead coordinator's abandoned inserts are cleaned up on a promoted copy (issue 19), a memory-node crash
-     * under Lotus is refused on a workload that inserts (TPC-C, phantom), with a message naming why, and allowed on one
-     * that does not (SmallBank): no sweep may report a lost order line as a pass.
+     * The crash explorer's seed with a memory-node crash ({@code sim --explore 100 --crashes --crash-mn 1 --replicas 2
+     * --mns 3 --protocols lotus --workload smallbank}): seed 23, cn1 and mn1 crash at 54.352 us, cn1 with a commit
+     * whose visible write reached the backups on mn0 and not the promoted ones on mn2. Recovery settled mn1's promoted
+     * partitions by the shared settling of a home (value and version; review finding 1): mn2's homes got the new value,
+     * mn0's kept the loaded one (a Lotus commit writes only the version word), and mn2's CVT cells stayed INVISIBLE:
+     * two copies of checking key 10 differed and money was not conserved (+20,000). Lotus now settles the promoted
+     * copies itself ({@code LotusTxn#settlePromoted}): cells visible at T_commit, the home's version word only. Failed
+     * before the fix.
      */
     @Test
-    void shouldRefuseAMemoryNodeCrashOnAWorkloadThatInserts() {
-        final java.util.function.Supplier<SimOptions> options = () -> new SimOptions().protocol("lotus")
-            .computeNodes(2).memoryNodes(3).replicas(2).redoLog(true).durationNs(100_000)
-            .faults(new Faults().crash(1, 50_000).crashMemoryNode(1, 60_000, 20_000));
-        for (final io.scythe.bench.workload.OltpSpec spec : List.of(
-            new io.scythe.bench.workload.TpccSpec(new io.scythe.bench.workload.Tpcc.Scale(1, 30, 100,
-                io.scythe.bench.workload.TpccSpec.headroomFor(0)), 0.99, 1),
-            new io.scythe.bench.workload.KeyChurnSpec(io.scythe.bench.workload.KeyChurnSpec.shapeNamed("phantom"),
-                100))) {
-            org.assertj.core.api.Assertions.assertThatThrownBy(() -> new Simulation(options.get(), spec))
-                .as(spec.name()).isInstanceOf(IllegalArgumentException.class)
-                .hasMessageContaining("crash-mn").hasMessageContaining("inserts");
-        }
-        assertThat(new Simulation(options.get(), new SmallBankSpec(100, 0.5, "scythe"))).isNotNull();
+    void shouldSettleADeadCoordinatorsCommitOnPromotedCopiesAsItsWriteBackWould() throws Exception {
+        final SimOptions o = Explorer.crashOptions("lotus", 23).memoryNodes(3).replicas(2);
+        Explorer.crash(o, -1, Faults.DEFAULT_DETECT_NS);
+        Explorer.crashMemoryNode(o, 1, Faults.DEFAULT_DETECT_NS);
+        final Explorer.Outcome outcome = Explorer.check(vertx, Explorer.Workload.SMALLBANK, o.validate());
+        assertThat(o.faults().crashAtNs()).isEqualTo(54_352);
+        assertThat(outcome.failure()).as(String.valueOf(outcome.failure())).isNull();
+        final JsonObject crash = outcome.run().getJsonObject("sim").getJsonObject("crash");
+        assertThat(crash.getBoolean("conserved_ok")).as(crash.encode()).isTrue();
+        assertThat(crash.getJsonObject("recovery").getInteger("committed_by_recovery")).as(crash.encode())
+            .isEqualTo(1);
+        assertThat(crash.getJsonObject("recovery").getJsonObject("report").getInteger("applied"))
+            .as(crash.encode()).isEqualTo(3);
+    }
+
+    /**
+     * Lotus under a memory-node crash on workloads that insert (review finding 3; refused since helper lotusmn2): the
+     * crash explorer's TPC-C seed 1 and phantom seed 3 with a CN and mn1 crashing ({@code sim --explore 50 --crashes --crash-mn
+     * 1 --replicas 2 --mns 3 --protocols lotus --workload tpcc|phantom}: 0 failed of 50 each). TPC-C seed 1 failed
+     * with "2 locks left held (order_line object ... of mn1: CAS word ... held by cn1)": live cn1's inserts cut by
+     * mn1's crash, counted on the dead memory node, whose memory nobody reads (the end check now leaves it out,
+     * {@code LocksLeftHeld#census}); the promoted copies hold no lock word (a backup's placeholder is unlocked). Phantom
+     * committed nothing (0 in 50 seeds): every plain error waited out the 2 ms failover wait (review finding 6,
+     * {@code LotusTxn#goneAsAbort}); now seed 3 commits 9. Both failed before.
+     */
+    @org.junit.jupiter.params.ParameterizedTest
+    @org.junit.jupiter.params.provider.CsvSource({"TPCC,1,0", "PHANTOM,3,9"})
+    void shouldRunAWorkloadThatInsertsCorrectlyAcrossAMemoryNodeCrash(final Explorer.Workload workload,
+                                                                       final long seed, final long committed)
+        throws Exception {
+        final SimOptions o = Explorer.lengthened(workload, Explorer.crashOptions("lotus", seed)).memoryNodes(3)
+            .replicas(2);
+        Explorer.crash(o, -1, Faults.DEFAULT_DETECT_NS);
+        Explorer.crashMemoryNode(o, 1, Faults.DEFAULT_DETECT_NS);
+        final Explorer.Outcome outcome = Explorer.check(vertx, workload, o.validate());
+        assertThat(outcome.failure()).as(String.valueOf(outcome.failure())).isNull();
+        assertThat(outcome.run().getLong("locks_left_held")).isZero();
+        // TPC-C commits about one transaction in three seeds of 150 us (its seed 1 none: what it checks is the end).
+        assertThat(outcome.committed()).as("committed").isEqualTo(committed);
     }
 
     private static UnsafeBuffer copy(final UnsafeBuffer b) {

@@ -76,12 +76,6 @@ public final class KeyChurnSpec implements OltpSpec {
         return null;
     }
 
-    /** Its transactions insert rows ({@code Txn#insert}). */
-    @Override
-    public boolean insertsInTransactions() {
-        return true;
-    }
-
     @Override
     public String name() {
         return shape.name().toLowerCase(java.util.Locale.ROOT);

@@ -61,15 +61,6 @@ public interface OltpSpec {
         return io.scythe.txn.Placement.MOD;
     }
 
-    /**
-     * Whether its transactions insert keys ({@code Txn#insert}: TPC-C's orders and history, TATP's call forwarding,
-     * churn's and phantom's keys), not only read and update loaded ones. A protocol may refuse a fault it does not yet
-     * clean up after for inserts ({@code ProtocolModule#memoryNodeCrashWithInsertsRefusal}). False by default.
-     */
-    default boolean insertsInTransactions() {
-        return false;
-    }
-
     /** The next transaction; routing keys and read-only flags come from the draws it makes anyway, never new ones. */
     Drawn draw(SplittableRandom random);
 

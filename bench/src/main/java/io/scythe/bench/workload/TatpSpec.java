@@ -90,12 +90,6 @@ public final class TatpSpec implements OltpSpec {
         }
     }
 
-    /** Its transactions insert rows ({@code Txn#insert}). */
-    @Override
-    public boolean insertsInTransactions() {
-        return true;
-    }
-
     @Override
     public String name() {
         return "tatp";

@@ -144,12 +144,6 @@ public final class TpccSpec implements OltpSpec {
         return scale;
     }
 
-    /** Its transactions insert rows ({@code Txn#insert}). */
-    @Override
-    public boolean insertsInTransactions() {
-        return true;
-    }
-
     @Override
     public String name() {
         return "tpcc";

@@ -391,8 +391,8 @@ public final class AurogonModule implements ProtocolModule {
      * is decided by what its backups hold). One backup a partition, as {@code AurogonRecoverySimTest} runs it.
      */
     @Override
-    public int ownCrashRecoveryReplicas(final Protocol protocol) {
-        return protocols().contains(protocol) ? 1 : 0;
+    public OwnCrashRecovery ownCrashRecovery(final Protocol protocol) {
+        return protocols().contains(protocol) ? new OwnCrashRecovery(1, false) : null;
     }
 
     /**

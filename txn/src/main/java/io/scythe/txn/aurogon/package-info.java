@@ -44,7 +44,7 @@
  * beat's answer names: before, a coordinator dying once the live ones were idle (after its primaries' COMMITs,
  * before the backups' APPLY) left its replication held for good, its commit never reported. The explorer's crash
  * ({@code scythe sim --explore N --crashes}) runs Aurogon this way (3 memory nodes, 1 backup, no shared recovery,
- * {@link io.scythe.txn.aurogon.AurogonModule#ownCrashRecoveryReplicas}; {@code --crash-recover} is refused: the shared
+ * {@link io.scythe.txn.aurogon.AurogonModule#ownCrashRecovery}; {@code --crash-recover} is refused: the shared
  * recovery knows nothing of pending versions and failed 42 of 50 seeds). 100 seeds a workload ({@code --explore 100
  * --seed 1 --crashes --workload all --protocols aurogon}, reclamation every 10 us): smallbank 0, phantom 1, churn 1,
  * tpcc 3 failed (before the beats, with reclamation off, the lead's driver: smallbank 30, phantom 2, churn 2, tpcc 7;

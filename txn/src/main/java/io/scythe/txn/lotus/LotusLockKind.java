@@ -67,6 +67,21 @@ public final class LotusLockKind implements LockKind {
         return LotusTxn.recoverCells(runtime, partition, pointer, backupPointers, token, version);
     }
 
+    /** Its locks are on compute nodes and its homes carry only a version word: {@link LotusTxn#settlePromoted}. */
+    @Override
+    public boolean settlesPromoted() {
+        return true;
+    }
+
+    @Override
+    public io.vertx.core.Future<Long> settlePromoted(final io.scythe.txn.TxnRuntime runtime,
+                                                    final java.util.List<io.scythe.txn.Catalog.Replica> copies,
+                                                    final long[] pointers, final int op, final long token,
+                                                    final long commitVersion, final DirectBuffer value,
+                                                    final int valueLength) {
+        return LotusTxn.settlePromoted(runtime, copies, pointers, op, token, commitVersion, value, valueLength);
+    }
+
     /** Lotus logs before T_commit (lotus.md §2.4): its records carry version 0 and are decided by the CVT cells. */
     @Override
     public boolean decidedByData() {

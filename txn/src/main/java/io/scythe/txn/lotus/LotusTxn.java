@@ -425,7 +425,12 @@ final class LotusTxn extends OneSidedTxn {
                     : home > Cvt.version(a.image, at, newest);
                 final UnsafeBuffer version = new UnsafeBuffer(new byte[8]);
                 version.putLong(0, home);
-                final Map<String, List<java.util.function.Consumer<io.scythe.bridge.Doorbell>>> byNode =
+                // The backups' batches, then the primary's (review finding 4): a cell made visible on the primary,
+                // which readers read, is visible on every backup a failover could promote, as the commit's own
+                // visible write and recovery's (recoverCells) order them.
+                final Map<String, List<java.util.function.Consumer<io.scythe.bridge.Doorbell>>> backupsByNode =
+                    new LinkedHashMap<>();
+                final Map<String, List<java.util.function.Consumer<io.scythe.bridge.Doorbell>>> primaryByNode =
                     new LinkedHashMap<>();
                 boolean madeVisible = false;
                 for (int i = 0; i < n; i++) {
@@ -439,7 +444,8 @@ final class LotusTxn extends OneSidedTxn {
                     for (int c = 0; c < copies.size(); c++) {
                         final long base = copies.get(c)[0];
                         final int rkey = (int) copies.get(c)[1];
-                        byNode.computeIfAbsent(nodeOf(a, c), k -> new ArrayList<>()).add(visible
+                        (c == 0 ? primaryByNode : backupsByNode).computeIfAbsent(nodeOf(a, c),
+                            k -> new ArrayList<>()).add(visible
                             ? b -> writeVisible(b, base + cellAt, rkey, version)
                             : b -> writeCleared(b, base + cellAt, rkey));
                     }
@@ -448,7 +454,8 @@ final class LotusTxn extends OneSidedTxn {
                     return Future.failedFuture(refusedRead(a, "an INVISIBLE version, settled after the attempt was "
                         + "over"));
                 }
-                final Future<Void> posted = post(byNode);
+                final Future<Void> posted = backupsByNode.isEmpty() ? post(primaryByNode)
+                    : post(backupsByNode).compose(x -> post(primaryByNode));
                 settling.add(posted);
                 return posted;
             });
@@ -1076,6 +1083,115 @@ final class LotusTxn extends OneSidedTxn {
     }
 
     /**
+     * Recovery of a decided commit's entry on an object whose primary failed over ({@link LotusLockKind#settlePromoted},
+     * issue 19 review finding 1): on each serving copy ({@code copies}, primary first, at {@code pointers}; 0: a copy
+     * not known to the record) what the commit's visible write would have written where it did not land: its INVISIBLE
+     * cell made visible at {@code commitTs}, then the home's version word set to {@code token} where below it (an
+     * inserted object's home written whole, as its write-back writes a backup's placeholder: value, flags, version,
+     * {@code CnRecovery#addEntryWrites}). Not the home's value: a commit writes only the version word, so the shared
+     * settling's value made a settled copy differ from one the write-back had reached (explorer seed 23: two copies of
+     * checking key 10 differed, the promoted one's cell left INVISIBLE, money +20,000). The backups first, then the
+     * primary, as the commit's visible write. Under the dead coordinator's locks nobody else writes the copies, so a
+     * cell at {@code commitTs} is this commit's and settling again writes nothing.
+     *
+     * @return {@code token} when some copy was written, else -1
+     */
+    static Future<Long> settlePromoted(final TxnRuntime runtime, final List<Catalog.Replica> copies,
+                                       final long[] pointers, final int op, final long token, final long commitTs,
+                                       final DirectBuffer value, final int valueLength) {
+        if (op == 0) {
+            return Future.succeededFuture(-1L); // a lock only: nothing written
+        }
+        final List<Future<Boolean>> backups = new ArrayList<>();
+        for (int c = 1; c < copies.size(); c++) {
+            if (pointers[c] != 0) {
+                backups.add(settleCopy(runtime, copies.get(c), pointers[c], op, token, commitTs, value, valueLength));
+            }
+        }
+        return settle(backups).compose(v -> pointers[0] == 0 ? Future.succeededFuture(false)
+            : settleCopy(runtime, copies.get(0), pointers[0], op, token, commitTs, value, valueLength))
+            .map(primary -> {
+                boolean wrote = primary;
+                for (final Future<Boolean> b : backups) {
+                    wrote |= b.result();
+                }
+                return wrote ? token : -1L;
+            });
+    }
+
+    /** {@link #settlePromoted} on one copy: one READ from its home's header to its CVT's head, then the CVT. */
+    private static Future<Boolean> settleCopy(final TxnRuntime runtime, final Catalog.Replica copy,
+                                              final long pointer, final int op, final long token,
+                                              final long commitTs, final DirectBuffer value, final int valueLength) {
+        final long object = ObjectLayout.addressOf(pointer);
+        final int rkey = copy.descriptor().objects().rkey();
+        final int at = Cvt.offset(copy.descriptor().schema().maxValueBytes());
+        final UnsafeBuffer read = new UnsafeBuffer(new byte[at + Cvt.HEADER_BYTES]);
+        final boolean inserted = (op & io.scythe.txn.recovery.RedoRecordDescriptor.OP_INSERTED) != 0;
+        return runtime.channel(copy.node()).compose(ch -> ch.read(object, rkey, read, 0, read.capacity())
+            .compose(v -> {
+                if ((read.getShort(ObjectLayout.INCARNATION_OFFSET) & 0xffff) != ObjectLayout.incarnationOf(pointer)) {
+                    return Future.<Boolean>failedFuture(new IllegalStateException("redo record names an object of "
+                        + copy.descriptor().schema().name() + " on " + copy.node() + " whose slot was reused: a "
+                        + "copy's slot is freed only after its commit settled"));
+                }
+                final long home = read.getLong(ObjectLayout.VERSION_OFFSET) & ~ObjectLayout.VERSION_BUSY;
+                final boolean homeBehind = home < token;
+                final UnsafeBuffer head = new UnsafeBuffer(read, at, Cvt.HEADER_BYTES);
+                final Future<Integer> cell = !Cvt.written(head, 0) ? Future.succeededFuture(Cvt.NONE)
+                    : readCells(ch, object + at, rkey, Cvt.versions(head, 0)).map(cvt -> toMakeVisible(cvt,
+                    commitTs));
+                return cell.compose(invisible -> {
+                    if (invisible == Cvt.NONE && !homeBehind) {
+                        return Future.succeededFuture(false);
+                    }
+                    final io.scythe.bridge.Doorbell batch = ch.doorbell();
+                    if (inserted && homeBehind) { // its write-back writes the home whole, version last, then the cell
+                        io.scythe.txn.recovery.CnRecovery.addEntryWrites(batch, object, rkey, op, true, token, value,
+                            valueLength);
+                    }
+                    if (invisible != Cvt.NONE) {
+                        final UnsafeBuffer ts = new UnsafeBuffer(new byte[8]);
+                        ts.putLong(0, commitTs);
+                        writeVisible(batch, object + at + Cvt.cell(invisible), rkey, ts);
+                    }
+                    if (!inserted && homeBehind) {
+                        writeLanded(batch, object, rkey, token);
+                    }
+                    return batch.post().map(true);
+                });
+            }).onFailure(e -> {
+                if (!io.scythe.txn.Refusal.forNow(e)) {
+                    runtime.forgetChannel(copy.node(), ch);
+                }
+            }));
+    }
+
+    /** The {@code n} cells of the CVT at {@code cvtAddress} (one READ). */
+    private static Future<UnsafeBuffer> readCells(final io.scythe.bridge.RdmaChannel ch, final long cvtAddress,
+                                                  final int rkey, final int n) {
+        final UnsafeBuffer cvt = new UnsafeBuffer(new byte[Cvt.cvtBytes(n)]);
+        return ch.read(cvtAddress, rkey, cvt, 0, cvt.capacity()).map(cvt);
+    }
+
+    /**
+     * The cell of {@code cvt} that a recovered commit at {@code commitTs} makes visible: its INVISIBLE one, or
+     * {@link Cvt#NONE} when a valid cell is at {@code commitTs} already (its visible write landed) or none is INVISIBLE.
+     */
+    private static int toMakeVisible(final DirectBuffer cvt, final long commitTs) {
+        int invisible = Cvt.NONE;
+        for (int i = 0; i < Cvt.versions(cvt, 0); i++) {
+            if (Cvt.valid(cvt, 0, i) && Cvt.version(cvt, 0, i) == commitTs) {
+                return Cvt.NONE;
+            }
+            if (Cvt.valid(cvt, 0, i) && Cvt.version(cvt, 0, i) == Cvt.INVISIBLE) {
+                invisible = i;
+            }
+        }
+        return invisible;
+    }
+
+    /**
      * Recovery of a record logged before T_commit ({@link LotusLockKind#decidedByData}): the version this commit made
      * visible on some copy of the object at {@code pointers} (primary first, 0: a copy not known) of
      * {@code partition}, or 0 ({@link #committedIn} per copy, the earliest of them). A copy whose object is another
@@ -1360,8 +1476,14 @@ final class LotusTxn extends OneSidedTxn {
             over = true;
             node.ended(this, -1);
             forgetWritten(); // its INVISIBLE writes (cleared or not) changed the CVTs it wrote
-            // INVISIBLE versions it may have written are cleared before its locks go.
-            final Future<Void> cleared = invisibleWritten && !committing
+            // INVISIBLE versions it may have written are cleared before its locks go. Also once committing (T_commit
+            // fetched; review finding 6: skipped then before, which left the cells of a commit refused between
+            // T_commit and its write-back, a failover's epoch check or its backups' lookup, for readers to settle):
+            // an attempt is aborted only while its write-back is undecided (OneSidedTxn#commitFailed; a finished
+            // one returned above), and the redo step decides before it posts any visible write
+            // (RedoStep#startWriteBack), so no cell of it is visible anywhere. Decided and not finished (no path
+            // known), its cells are left to recovery, as its record and locks would be.
+            final Future<Void> cleared = invisibleWritten && !writeBackDecided()
                 ? clearCells().recover(e -> Future.succeededFuture()) : Future.succeededFuture();
             // Settlements its reads posted land before its locks go (a WRITE in flight after the release could clear
             // the next writer's cell).

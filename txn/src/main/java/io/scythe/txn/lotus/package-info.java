@@ -139,9 +139,19 @@
  * (the paper posts primary and backup in one). Before, a coordinator dying with only its primary's batch landed,
  * then that primary's MN removed, left a version readers had seen undone ({@code LotusMnCrashSimTest}: readers saw
  * 9998, 10000 after recovery). An operation failing with an error once the memory-node configuration changed since
- * the attempt began is a {@code reconfigured} abort, retried ({@code LotusTxn#goneAsAbort}); promoted copies serve at
+ * the attempt began is a {@code reconfigured} abort, retried ({@code OneSidedTxn#goneAsAbort}); promoted copies serve at
  * once ({@link io.scythe.txn.lotus.LotusModule#promotedCopiesServeAtOnce}: the CN locks keep commits in flight), and
- * with {@code --crashes} the dead CN is recovered by Lotus's leases.
+ * with {@code --crashes} the dead CN is recovered by Lotus's leases. Only an error that may say a memory node is
+ * gone waits for the failover ({@code OneSidedTxn#mayBeGone}; every error did, 2 ms each in the simulator, and the
+ * explorer's phantom seeds committed nothing under {@code --crash-mn}). A dead coordinator's commit on a partition
+ * whose primary failed over is settled by Lotus itself ({@link io.scythe.txn.lotus.LotusLockKind#settlePromoted},
+ * {@code LotusTxn#settlePromoted}: on each copy its write-back missed, the INVISIBLE cell made visible at T_commit and
+ * the home's version word set, backups first; an inserted object's home written whole): the shared settling wrote a
+ * home value Lotus never writes and left the cells INVISIBLE (explorer seed 23: copies differing, money +20,000).
+ * Inserts need nothing more across a failover: a backup's placeholder carries no lock word, the CAS words a cut
+ * INSERT or write-back leaves are on the dead node only (which the end checks no longer count), and the key's CN
+ * locks keep it from everyone else until its commit or recovery is over. Sweeps ({@code sim --explore N --crashes
+ * --crash-mn 1 --replicas 2 --mns 3 --protocols lotus}): smallbank 100 seeds, tpcc 50, phantom 50: 0 failed.
  *
  * <p><b>Version-table cache</b>: {@link io.scythe.txn.lotus.VtCache}, per compute node, CVTs of its own shards only;
  * a read holding its local lock (or a lock-free read of a key no writer holds) takes the CVT from it and READs only the
@@ -152,13 +162,7 @@
  * same round trip) did not (recovery cannot name them: the first reader of the key after the recovery settles them,
  * see above); the redo record's own T_commit (lotusproc2's plan wrote it into the record's version word with the
  * visible writes: the cells decide instead, as the paper's recovery reads them, and the record's copies could
- * disagree; review of issue 19, item 3, is closed by the write-back's order instead: see below); a simulator run
- * with {@code --crash-mn} and {@code --crashes} still fails 1 of 100 SmallBank seeds (seed 23: money not conserved,
- * two copies' values differing after the failover, not looked into) and 27 of TPC-C's first 53 seeds (inserted
- * order lines' and history rows' CAS words left held by the dead CN on the crashed memory node's promoted partition,
- * seed 1 also an order line lost: the INSERT RPC's CAS word and its abandonment by recovery across a failover are not
- * handled; helper lotusmn ran out of time; since helper lotusmn2 such a run on a workload that inserts is refused,
- * {@link io.scythe.txn.lotus.LotusModule#memoryNodeCrashWithInsertsRefusal}); a restarted cluster-node process getting shards back (the give-back runs in process only);
+ * disagree; review of issue 19, item 3, is closed by the write-back's order instead: see below); a restarted cluster-node process getting shards back (the give-back runs in process only);
  * resharding and Lotus's own leases across cluster-node processes; one-sided inserts (lotus.md
  * §2.1's path: the index bucket's address locked on its owner CN, then WRITEs of the object and the bucket slot): the
  * locks are taken ({@link io.scythe.txn.lotus.LotusTxn#insert}), but the record is still created by the memory node's

@@ -127,14 +127,16 @@ public abstract class OneSidedTxn implements Txn {
      * it), and within {@link TxnRuntime#failoverWaitNs()} the memory-node configuration removes it and promotes its
      * backups. An operation of this attempt that failed with an error (not an abort, not a give-up: those stand) is
      * an abort ({@link Reconfigured#REASON}), retried in the new configuration, once the
-     * configuration changed since the attempt began (now or within the wait); else the error stands. Past T_commit
-     * the write-back's failures on a removed node are the redo step's ({@code RedoStep}: the dead copy counts for
-     * nothing, the live ones were written backups first).
+     * configuration changed since the attempt began (now or within the wait); else the error stands. Only an error
+     * that may say a memory node is gone waits ({@link #mayBeGone}: the lotusmn review's finding 6); any other (a
+     * node's answer, a full table, this code's own) stands at once: waiting it out delayed every such error by the
+     * wait (2 ms in the simulator; Lotus's phantom workload committed nothing under {@code --crash-mn}), and in a
+     * changed configuration retried a bug as an abort. Past T_commit the write-back's failures on a removed node are
+     * the redo step's ({@code RedoStep}: the dead copy counts for nothing, the live ones were written backups first).
      */
     protected final <T> Future<T> goneAsAbort(final Future<T> op) {
         return op.recover(e -> {
-            if (e instanceof io.scythe.txn.AbortException || e instanceof io.scythe.txn.NotServingException
-                || e instanceof io.scythe.txn.OutcomeUnknownException) {
+            if (!mayBeGone(e)) {
                 return Future.failedFuture(e);
             }
             return reconfiguredWithin(runtime.timers().nowNs() + runtime.failoverWaitNs()).compose(changed ->
@@ -143,6 +145,24 @@ public abstract class OneSidedTxn implements Txn {
                     + e.getMessage() + ", and the memory-node configuration changed since it began (a memory node "
                     + "failed over): retried in the new configuration") : e));
         });
+    }
+
+    /**
+     * Whether {@code e} may say that a memory node is gone: a verb that failed (a completion error, or refused at post
+     * time other than for a full send queue: the queue pair broke), a connection the fabric refused (the node is not
+     * attached: Lotus's explorer smallbank seed 8 under {@code --crash-mn}, a client error before), or a call to a
+     * memory node that broke or was not answered ({@code DISCONNECTED}, {@code TIMED_OUT}). Not an abort, a give-up or
+     * an unknown outcome (those stand), nor an answer (a node that answers lives), nor an error of this code.
+     */
+    public static boolean mayBeGone(final Throwable e) {
+        if (io.scythe.txn.Refusal.forNow(e)) {
+            return false;
+        }
+        if (e instanceof io.scythe.bridge.VerbException || e instanceof io.scythe.fabric.FabricException) {
+            return true; // a verb's failure, or no connection to the node ("not attached to the local fabric")
+        }
+        return e instanceof io.scythe.rrpc.RpcException r
+            && (r.code() == io.scythe.rrpc.RpcException.DISCONNECTED || r.code() == io.scythe.rrpc.RpcException.TIMED_OUT);
     }
 
     /** Whether the memory-node configuration is other than this attempt's now or becomes so by {@code deadlineNs}. */
@@ -472,6 +492,14 @@ public abstract class OneSidedTxn implements Txn {
     /** {@link Reposts#untilAccepted}, on this loop's timers. */
     protected final <T> Future<T> untilAccepted(final Supplier<Future<T>> request) {
         return Reposts.untilAccepted(runtime.timers(), request);
+    }
+
+    /**
+     * Whether this attempt's write-back was decided ({@link RedoStep#decided}: its redo record in doubt, or its
+     * write-back started): from then on it is never aborted, what it wrote is its commit's or recovery's.
+     */
+    protected final boolean writeBackDecided() {
+        return redo != null && redo.decided();
     }
 
     /** {@link Reposts#settle}. */

@@ -555,7 +555,8 @@ public final class CnRecovery {
             // 0 primary again after its replacement rejoined). Its lock word says nothing of the record (the old
             // ticket can be a live holder's), so versions decide, as for a record of another primary. A record of an
             // earlier term is finished: the failover that ended its term settled every commit of older epochs.
-            return settlePromoted(serving, kind, op, version, value, serving.servingPointers(pointer, backupPointers))
+            return settlePromoted(serving, kind, op, token, version, value,
+                serving.servingPointers(pointer, backupPointers))
                 .map(installed -> counted(installed, tally, txnId, index));
         }
         if (serving.primaryCopy() != 0) {
@@ -567,8 +568,10 @@ public final class CnRecovery {
             // not finish, as on a primary that never failed over.
             // The op word names the copy; the record's epoch (checked above) its term as primary.
             final long[] copies = serving.servingPointers(pointer, backupPointers);
-            if (writtenPrimary != serving.primaryCopy()) {
-                return settlePromoted(serving, kind, op, version, value, copies)
+            if (writtenPrimary != serving.primaryCopy() || kind.settlesPromoted()) {
+                // A kind settling promoted copies itself (Lotus: locks on compute nodes, no lock word on the copy to
+                // ask) does so for a record written under this copy as the primary too.
+                return settlePromoted(serving, kind, op, token, version, value, copies)
                     .map(installed -> counted(installed, tally, txnId, index));
             }
             final long[] backups = java.util.Arrays.copyOfRange(copies, 1, copies.length);
@@ -675,14 +678,16 @@ public final class CnRecovery {
      * writes them; settling again finds every copy at or above {@code version} and applies nothing (exactly once).
      * This needs a commit version above the version under the lock (a timestamp taken after the locks, or FORD's
      * read version + 1); a protocol whose records carry version 0 cannot be settled so, and is refused. What the lock
-     * kind keeps beside the header (Motor's CVT cells) is settled after each copy's home ({@link LockKind#settleCopy}).
+     * kind keeps beside the header (Motor's CVT cells) is settled after each copy's home ({@link LockKind#settleCopy});
+     * a kind that settles promoted copies itself ({@link LockKind#settlesPromoted}: Lotus) does it all instead.
      *
      * @param servingPointers where the object is on each serving copy, primary first
      *                        ({@link Catalog.Serving#servingPointers}; 0: a copy that joined after the record)
      * @return the version installed, or -1 when every copy had it (or the entry wrote nothing: a lock only)
      */
     private Future<Long> settlePromoted(final Catalog.Serving serving, final LockKind kind, final int op,
-                                        final long version, final UnsafeBuffer value, final long[] servingPointers) {
+                                        final long token, final long version, final UnsafeBuffer value,
+                                        final long[] servingPointers) {
         if (op == 0) {
             return Future.succeededFuture(-1L); // a lock held, nothing written: the promoted copy has no lock
         }
@@ -695,6 +700,9 @@ public final class CnRecovery {
         final List<Catalog.Replica> copies = new ArrayList<>();
         copies.add(new Catalog.Replica(partition.node(), partition.descriptor()));
         copies.addAll(partition.backups());
+        if (kind.settlesPromoted()) {
+            return kind.settlePromoted(runtime, copies, servingPointers, op, token, version, value, value.capacity());
+        }
         final List<Future<Long>> settled = new ArrayList<>(copies.size());
         for (int i = 0; i < copies.size(); i++) {
             if (servingPointers[i] != 0) { // 0: a copy that did not serve when the record was written

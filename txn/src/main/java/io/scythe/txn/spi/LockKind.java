@@ -82,6 +82,36 @@ public interface LockKind {
     }
 
     /**
+     * Whether this kind settles the copies of an object whose primary failed over itself ({@link #settlePromoted}),
+     * in place of {@code CnRecovery}'s shared settling (each copy's home value, flags and version, then
+     * {@link #settleCopy}), for every record whose primary is no longer the copy it was written under. Default: no.
+     * Lotus: its commits write only a home's version word (the value lives in the CVT beside it), so the shared
+     * settling's home value made the settled copies differ from those its write-back had reached; and its locks live
+     * on compute nodes, so versions decide on every copy, whichever term the record was written in.
+     */
+    default boolean settlesPromoted() {
+        return false;
+    }
+
+    /**
+     * Settles entry {@code op} of a decided commit at {@code commitVersion} (write-back token {@code token}) on each
+     * serving copy of an object whose primary failed over ({@code copies}, primary first; {@code pointers} aligned,
+     * 0: a copy that did not serve when the record was written), while the dead node's locks keep everyone else off
+     * it: what the write-back would have written, on each copy it did not reach. Idempotent. Called only when
+     * {@link #settlesPromoted}.
+     *
+     * @return the version installed on some copy, or -1 when every copy had it
+     */
+    default io.vertx.core.Future<Long> settlePromoted(final io.scythe.txn.TxnRuntime runtime,
+                                                     final java.util.List<io.scythe.txn.Catalog.Replica> copies,
+                                                     final long[] pointers, final int op, final long token,
+                                                     final long commitVersion, final org.agrona.DirectBuffer value,
+                                                     final int valueLength) {
+        return io.vertx.core.Future.failedFuture(new UnsupportedOperationException(name()
+            + " does not settle promoted copies itself"));
+    }
+
+    /**
      * Whether recovery calls {@link #recovered} after each entry of a record logged under this kind (a protocol that
      * keeps versions beside the object header, such as Lotus's CVT). Default: no.
      */

@@ -147,24 +147,32 @@ public interface ProtocolModule {
     }
 
     /**
-     * The backups per partition with which {@code protocol} resolves a dead compute node's transactions itself, or 0
-     * (the default) when it relies on the host's shared recovery ({@code --crash-recover}: the crashed node's redo
-     * log rolled forward, its locks freed). A protocol with its own recovery (Aurogon, §4.5: through its backups)
-     * refuses the shared one, and the explorer's {@code --crashes} runs its crash with this many backups and no
-     * shared recovery.
+     * How {@code protocol} resolves a dead compute node's transactions itself, or null (the default) when it relies
+     * on the host's shared recovery ({@code --crash-recover}: the crashed node's redo log rolled forward, its locks
+     * freed). One hook for what the simulator's crash settings need to know (review finding 8: two hooks before,
+     * {@code ownCrashRecoveryReplicas} and {@code recoversDeadComputeNodesItself}).
      */
-    default int ownCrashRecoveryReplicas(final Protocol protocol) {
-        return 0;
+    default OwnCrashRecovery ownCrashRecovery(final Protocol protocol) {
+        return null;
     }
 
     /**
-     * Whether {@code protocol} recovers a dead compute node by itself when the host runs no recovery (Lotus: its
-     * survivors' leases), so that a run with a memory-node crash, where the host's redo-log recovery is not modelled,
-     * may still crash a compute node: the explorer's {@code --crashes} with {@code --crash-mn} then leaves the host's
-     * recovery off. False by default.
+     * A protocol's own recovery of a dead compute node ({@link #ownCrashRecovery}).
+     *
+     * @param replicas     the backups per partition it needs, 0 if none: Aurogon (§4.5) resolves through its backups,
+     *                     and the explorer's {@code --crashes} runs its crash with that many backups on at least
+     *                     replicas + 2 memory nodes, no redo log and no shared recovery
+     * @param besideShared whether it runs beside the host's shared recovery (Lotus's leases, which take the host's
+     *                     log scan when one runs, {@code --crash-recover}); false: it refuses the shared one (Aurogon:
+     *                     the shared one does not know its pending versions). Either way a run with a memory-node
+     *                     crash, where the host's recovery is not modelled, crashes a compute node with this one only
      */
-    default boolean recoversDeadComputeNodesItself(final Protocol protocol) {
-        return false;
+    record OwnCrashRecovery(int replicas, boolean besideShared) {
+        public OwnCrashRecovery {
+            if (replicas < 0) {
+                throw new IllegalArgumentException("replicas " + replicas + " < 0");
+            }
+        }
     }
 
     /**
@@ -189,15 +197,6 @@ public interface ProtocolModule {
      */
     default boolean simulatorSettlesPromotedCopies(final Protocol protocol) {
         return false;
-    }
-
-    /**
-     * Why a run of {@code protocol} whose workload inserts keys in transactions may not have a memory node crash in
-     * the simulator ({@code --crash-mn}), though {@link #memoryNodeCrashRefusal(Protocol)} allows one without inserts;
-     * null (the default): no further refusal.
-     */
-    default String memoryNodeCrashWithInsertsRefusal(final Protocol protocol) {
-        return null;
     }
 
     /**
