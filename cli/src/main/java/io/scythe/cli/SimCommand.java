@@ -314,7 +314,7 @@ public final class SimCommand implements Callable<Integer> {
     @Option(names = "--timeline", defaultValue = "0s",
         description = "Throughput timeline: commits per bucket of this much virtual time, from the start to the end "
             + "(results.json sim.timeline); with --crash-cn also the dip (lowest bucket from the crash on against "
-            + "the mean before it) and the time from the crash back to 90 % of that mean (0: none, the default).")
+            + "the mean before it) and the time from the crash back to 90 %% of that mean (0: none, the default).")
     Duration timeline;
 
     @Accepts(min = "0s")
