@@ -56,6 +56,12 @@ public final class RpcServer implements Bridge.Poller, CompletionHandler {
     private final List<Runnable> roundEndHooks = new ArrayList<>();
     private final Map<String, ServerRing> ringsByClient = new HashMap<>();
     private final Map<String, QueuePair> qpByClient = new HashMap<>();
+    /** Reconnects after failed reply WRITEs, by client ({@link Reconnect}). */
+    private final Map<String, Reconnect> reconnects = new HashMap<>();
+    /** When the next {@link Reconnect} is due ({@link CompletionQueue#NO_EVENT}: none). */
+    private long reconnectWakeNs = CompletionQueue.NO_EVENT;
+    /** Connects under way, by client ({@link #connectTo}). */
+    private final Map<String, Future<QueuePair>> connecting = new HashMap<>();
     private final List<ServerRing> rings = new ArrayList<>();
     private List<ServerRing> dirty = new ArrayList<>();
     /** The rings a poll flushes, swapped with {@link #dirty} (no array per poll); empty between polls. */
@@ -263,6 +269,10 @@ public final class RpcServer implements Bridge.Poller, CompletionHandler {
         }
         final ServerRing opened = ring;
         opened.reset(replyAddress, replyRkey);
+        // Off its old queue pair until its own connect completes (review of aurofix, finding 4): a resume pending
+        // for the old one (onCompletion) skips it, as the ring is the client's new one now.
+        opened.qp = null;
+        opened.open = false;
         connectTo(client).onComplete(ar -> {
             if (ar.failed()) {
                 message.fail(503, "RRPC server " + nic.node() + " cannot reach " + client + ": "
@@ -280,17 +290,31 @@ public final class RpcServer implements Bridge.Poller, CompletionHandler {
         });
     }
 
+    /**
+     * The queue pair to {@code client}: the working one, else one connect shared by whoever asks while it is under
+     * way (an open and a resume racing made two, and the loser was never closed: review of aurofix, finding 4); a
+     * queue pair it replaces (failed, revoked) is closed.
+     */
     private Future<QueuePair> connectTo(final String client) {
         final QueuePair existing = qpByClient.get(client);
-        if (existing != null && existing.state() != io.scythe.fabric.QpState.CLOSED
-            && existing.state() != io.scythe.fabric.QpState.REVOKED) {
+        if (existing != null && existing.state() == io.scythe.fabric.QpState.READY) {
             return Future.succeededFuture(existing);
         }
-        return nic.connect(client, cq, new QpOptions().sendQueueDepth(4096)).map(qp -> {
+        final Future<QueuePair> pending = connecting.get(client);
+        if (pending != null) {
+            return pending;
+        }
+        final Future<QueuePair> connect = nic.connect(client, cq, new QpOptions().sendQueueDepth(4096)).map(qp -> {
             qp.attachment(this);
-            qpByClient.put(client, qp);
+            final QueuePair replaced = qpByClient.put(client, qp);
+            if (replaced != null && replaced != qp && replaced.state() != io.scythe.fabric.QpState.CLOSED) {
+                replaced.close();
+            }
             return qp;
         });
+        connecting.put(client, connect);
+        connect.onComplete(ar -> connecting.remove(client, connect));
+        return connect;
     }
 
     // ------------------------------------------------------------------------------------------------- polling
@@ -298,6 +322,9 @@ public final class RpcServer implements Bridge.Poller, CompletionHandler {
     @Override
     public int poll(final long nowNs) {
         int work = 0;
+        if (reconnectWakeNs != CompletionQueue.NO_EVENT && nowNs - reconnectWakeNs >= 0) {
+            reconnectsDue(nowNs);
+        }
         queueWakeNs = io.scythe.fabric.CompletionQueue.NO_EVENT;
         for (int r = 0; r < rings.size(); r++) {
             final ServerRing ring = rings.get(r);
@@ -336,7 +363,7 @@ public final class RpcServer implements Bridge.Poller, CompletionHandler {
      */
     @Override
     public long wakeAtNs() {
-        return Math.min(idlePolling.wakeAtNs(spin && !rings.isEmpty()), queueWakeNs);
+        return Math.min(Math.min(idlePolling.wakeAtNs(spin && !rings.isEmpty()), queueWakeNs), reconnectWakeNs);
     }
 
     /** Drains {@code ring} if its queue's core is free, charging that core; else notes when to come back. */
@@ -517,7 +544,7 @@ public final class RpcServer implements Bridge.Poller, CompletionHandler {
             request(count++).write(write.address, write.rkey, write.data, write.offset, write.length);
         }
         if (!ring.preWrites.isEmpty()) {
-            ring.zeroCopyUntil = (int) ring.sendSeq;
+            ring.zeroCopyPosted();
         }
         ring.preWrites.clear();
         for (long seq = ring.postedSeq; seq < ring.sendSeq; seq++) {
@@ -589,23 +616,123 @@ public final class RpcServer implements Bridge.Poller, CompletionHandler {
         }
         LOG.warn("RRPC server " + nic.node() + ": WRITE to " + client + " failed: " + status
             + "; connecting to it again to resume its rings");
-        connectTo(client).onComplete(ar -> {
-            for (final ServerRing ring : stopped) {
-                if (ring.open || ring.qp != qp) {
+        final long nowNs = bridge.clock().nanoTime();
+        final Reconnect r = reconnects.computeIfAbsent(client, Reconnect::new);
+        if (nowNs - r.lastFailureNs > RECONNECT_BURST_QUIET_NS) {
+            r.attempts = 0; // a new burst
+            r.delayNs = RECONNECT_FIRST_NS;
+        }
+        r.lastFailureNs = nowNs;
+        for (final ServerRing ring : stopped) {
+            r.rings.add(ring);
+            r.failedOn.add(qp);
+        }
+        if (r.dueNs == CompletionQueue.NO_EVENT && !r.connecting) {
+            if (r.attempts == 0) {
+                reconnect(r); // the first of a burst at once, as before
+            } else {
+                retryLater(r, nowNs);
+            }
+        }
+    }
+
+    /**
+     * A client's rings stopped by failed reply WRITEs, waiting to resume on a new queue pair (review of aurofix,
+     * finding 3). A connect that fails (the split that failed the WRITE is likely still there) is tried again after
+     * {@link #RECONNECT_FIRST_NS}, doubling up to {@link #RECONNECT_MAX_NS}; so is a reconnect after a failure
+     * that follows a resume within the burst. Once {@link #RECONNECTS_PER_BURST} reconnects of one burst (failures
+     * less than {@link #RECONNECT_BURST_QUIET_NS} apart) were made, its rings close until the client opens them
+     * again (before, one failed connect closed them: a client that posted nothing during the split kept its queue
+     * pair, never reopened them, and every call of it timed out for good).
+     */
+    private static final class Reconnect {
+        final String client;
+        final List<ServerRing> rings = new ArrayList<>();
+        /** The queue pair each of {@link #rings} stopped on: a ring off it since (reopened) is not resumed. */
+        final List<QueuePair> failedOn = new ArrayList<>();
+        int attempts;
+        long delayNs = RECONNECT_FIRST_NS;
+        long lastFailureNs = Long.MIN_VALUE / 2;
+        long dueNs = CompletionQueue.NO_EVENT;
+        boolean connecting;
+
+        Reconnect(final String client) {
+            this.client = client;
+        }
+    }
+
+    /** The first retry of a failed reconnect waits this long; each next one twice as long, up to the max. */
+    static final long RECONNECT_FIRST_NS = 1_000_000L;
+    static final long RECONNECT_MAX_NS = 500_000_000L;
+    /** Reconnects of one burst of failures before its rings close until the client opens them again. */
+    static final int RECONNECTS_PER_BURST = 10;
+    /** A failure this long after the previous one starts a new burst (the backoff starts over). */
+    static final long RECONNECT_BURST_QUIET_NS = 2_000_000_000L;
+
+    private void reconnect(final Reconnect r) {
+        r.dueNs = CompletionQueue.NO_EVENT;
+        r.connecting = true;
+        r.attempts++;
+        connectTo(r.client).onComplete(ar -> {
+            r.connecting = false;
+            if (ar.failed()) {
+                r.lastFailureNs = bridge.clock().nanoTime();
+                LOG.warn("RRPC server " + nic.node() + ": " + r.client + " is unreachable (" + ar.cause().getMessage()
+                    + "), reconnect " + r.attempts + " of " + RECONNECTS_PER_BURST);
+                retryLater(r, r.lastFailureNs);
+                return;
+            }
+            for (int i = 0; i < r.rings.size(); i++) {
+                final ServerRing ring = r.rings.get(i);
+                if (ring.open || ring.qp != r.failedOn.get(i)) {
                     continue; // opened again by its client meanwhile (reset, on a queue pair of its own)
                 }
-                if (ar.failed()) {
-                    LOG.warn("RRPC server " + nic.node() + ": " + client + " is unreachable ("
-                        + ar.cause().getMessage() + "); its rings close until it opens them again");
-                } else if (ring.zeroCopyUntil - ring.clientConsumed > 0) {
-                    LOG.warn("RRPC server " + nic.node() + ": a ring of " + client + " lost zero-copy replies it "
+                if (ring.zeroCopyUnacknowledged()) {
+                    LOG.warn("RRPC server " + nic.node() + ": a ring of " + r.client + " lost zero-copy replies it "
                         + "has not acknowledged; it stays closed until the client opens it again");
                 } else {
                     ring.resume(ar.result());
                     markDirty(ring);
                 }
             }
+            r.rings.clear();
+            r.failedOn.clear();
         });
+    }
+
+    private void retryLater(final Reconnect r, final long nowNs) {
+        if (r.attempts >= RECONNECTS_PER_BURST) {
+            LOG.warn("RRPC server " + nic.node() + ": " + r.attempts + " reconnects to " + r.client
+                + " in one burst of failures; its rings close until it opens them again");
+            r.rings.clear();
+            r.failedOn.clear();
+            return;
+        }
+        r.dueNs = nowNs + r.delayNs;
+        r.delayNs = Math.min(r.delayNs * 2, RECONNECT_MAX_NS);
+        reconnectWakeNs = Math.min(reconnectWakeNs, r.dueNs);
+    }
+
+    /** Runs the reconnects due by {@code nowNs} ({@link #retryLater}). */
+    private void reconnectsDue(final long nowNs) {
+        reconnectWakeNs = CompletionQueue.NO_EVENT;
+        for (final Reconnect r : reconnects.values()) {
+            if (r.dueNs != CompletionQueue.NO_EVENT && nowNs - r.dueNs >= 0) {
+                reconnect(r);
+            }
+            if (r.dueNs != CompletionQueue.NO_EVENT) {
+                reconnectWakeNs = Math.min(reconnectWakeNs, r.dueNs);
+            }
+        }
+    }
+
+    /** Reconnects made after failed reply WRITEs ({@link Reconnect}), over all clients. */
+    public long reconnects() {
+        long n = 0;
+        for (final Reconnect r : reconnects.values()) {
+            n += r.attempts;
+        }
+        return n;
     }
 
     /** Rings resumed on a new queue pair after a failed reply WRITE ({@link #onCompletion}). */
@@ -657,7 +784,10 @@ public final class RpcServer implements Bridge.Poller, CompletionHandler {
         long sendSeq;
         long postedSeq;
         int clientConsumed;
-        /** {@link #sendSeq} (low 32 bits) after the last flush that posted zero-copy writes. */
+        /**
+         * The reply buckets up to here (exclusive, low 32 bits of a sequence) may tell of zero-copy data: set when a
+         * flush posts zero-copy writes ({@link #zeroCopyPosted}).
+         */
         int zeroCopyUntil;
         int used;
         int count;
@@ -692,6 +822,25 @@ public final class RpcServer implements Bridge.Poller, CompletionHandler {
             postedSeq = sendSeq - ((int) sendSeq - clientConsumed);
             open = true;
             resumedRings++;
+        }
+
+        /**
+         * A flush posted zero-copy writes: every bucket that may carry their replies is covered, the ones sealed and
+         * the ones to come of the replies not sealed yet (out of credit, in {@link #replyBacklog}, or in an open
+         * bucket: at most a bucket each). Before, only the buckets sealed so far were (review of aurofix, finding 2):
+         * a reply backlogged behind a zero-copy WRITE that failed was sealed after the client acknowledged the rest,
+         * the ring resumed, and the rewritten bucket pointed the client at data never written.
+         */
+        void zeroCopyPosted() {
+            final int until = (int) sendSeq + replyBacklog.size() + (used > 0 ? 1 : 0);
+            if (until - zeroCopyUntil > 0) {
+                zeroCopyUntil = until;
+            }
+        }
+
+        /** Whether a bucket the client has not acknowledged may tell of zero-copy data (not kept for a rewrite). */
+        boolean zeroCopyUnacknowledged() {
+            return zeroCopyUntil - clientConsumed > 0;
         }
 
         void ackFromClient(final int ack) {

@@ -49,6 +49,103 @@ class RrpcTest {
     private final java.util.concurrent.atomic.AtomicReference<io.scythe.fabric.VerbFaultInjector> verbFaults =
         new java.util.concurrent.atomic.AtomicReference<>();
 
+    /** The server's connects to fail, one each, before they go through ({@link FailingConnects}). */
+    private final java.util.concurrent.atomic.AtomicInteger connectFailures =
+        new java.util.concurrent.atomic.AtomicInteger();
+
+    /** The memory node's NIC, its connects failing while {@code failures} counts down (a split still there). */
+    private record FailingConnects(Nic nic, java.util.concurrent.atomic.AtomicInteger failures) implements Nic {
+        @Override
+        public String node() {
+            return nic.node();
+        }
+
+        @Override
+        public io.scythe.fabric.Fabric fabric() {
+            return nic.fabric();
+        }
+
+        @Override
+        public org.agrona.concurrent.NanoClock nicClock() {
+            return nic.nicClock();
+        }
+
+        @Override
+        public org.agrona.concurrent.NanoClock hostClock() {
+            return nic.hostClock();
+        }
+
+        @Override
+        public MemoryRegion register(final String name, final long length, final MemoryKind kind) {
+            return nic.register(name, length, kind);
+        }
+
+        @Override
+        public MemoryRegion region(final String name) {
+            return nic.region(name);
+        }
+
+        @Override
+        public java.util.Collection<MemoryRegion> regions() {
+            return nic.regions();
+        }
+
+        @Override
+        public void deregister(final MemoryRegion region) {
+            nic.deregister(region);
+        }
+
+        @Override
+        public io.scythe.fabric.CompletionQueue createCompletionQueue(final int capacity) {
+            return nic.createCompletionQueue(capacity);
+        }
+
+        @Override
+        public Future<io.scythe.fabric.QueuePair> connect(final String remoteNode,
+                                                          final io.scythe.fabric.CompletionQueue cq,
+                                                          final io.scythe.fabric.QpOptions options) {
+            if (failures.getAndUpdate(n -> Math.max(0, n - 1)) > 0) {
+                return Future.failedFuture(new io.scythe.fabric.FabricException("no route to " + remoteNode));
+            }
+            return nic.connect(remoteNode, cq, options);
+        }
+
+        @Override
+        public void acceptor(final Nic.QpAcceptor acceptor) {
+            nic.acceptor(acceptor);
+        }
+
+        @Override
+        public int fence(final String peerNode) {
+            return nic.fence(peerNode);
+        }
+
+        @Override
+        public boolean isFenced(final String peerNode) {
+            return nic.isFenced(peerNode);
+        }
+
+        @Override
+        public Future<Void> fenceBarrier(final String peerNode) {
+            return nic.fenceBarrier(peerNode);
+        }
+
+        @Override
+        public void readmit(final String peerNode) {
+            nic.readmit(peerNode);
+        }
+
+        @Override
+        public java.util.Collection<io.scythe.fabric.QueuePair> queuePairs() {
+            return nic.queuePairs();
+        }
+
+        @Override
+        public void close() {
+            nic.close();
+        }
+    }
+
     private void start(final CostModel model, final RrpcOptions options) throws Exception {
         vertx = Vertx.vertx(new VertxOptions().setEventLoopPoolSize(2));
         BridgeVerticle.deployOnEveryEventLoop(vertx, new JsonObject()).await(10, TimeUnit.SECONDS);
@@ -62,7 +159,7 @@ class RrpcTest {
         for (int i = 0; i < 8192; i += 8) {
             blob.buffer().putLong(i, i * 31L);
         }
-        server = new RpcServer(vertx, mn, options)
+        server = new RpcServer(vertx, new FailingConnects(mn, connectFailures), options)
             .handle(ECHO, (req, res) -> res.reply(req.payload(), req.payloadOffset(), req.payloadLength()))
             .handle(ADD, (req, res) -> {
                 final UnsafeBuffer out = new UnsafeBuffer(new byte[8]);
@@ -431,6 +528,72 @@ class RrpcTest {
         }
         assertThat(outcomes).containsExactly("100", "101", "102", "103", "104");
         assertThat(failed.get()).as("the fault fired").isGreaterThan(1);
+        assertThat(server.resumedRings()).isEqualTo(1);
+    }
+
+    /**
+     * Out of credit, a handler's zero-copy reply goes to the backlog while its zero-copy WRITE is posted at once; the
+     * client then acknowledges every bucket sealed so far and the backlogged reply is sealed. Should the zero-copy
+     * WRITE fail, that ring must not resume (its data is not kept for a rewrite: the rewritten bucket would point the
+     * client at memory never written). Fails before (review of aurofix, finding 2): only the buckets sealed when the
+     * WRITE was posted were covered, so the resume went ahead.
+     */
+    @Test
+    void aZeroCopyReplyBackloggedOutOfCreditKeepsItsRingFromResuming() throws Exception {
+        start(CostModel.zero(), new RrpcOptions());
+        final int buckets = server.options().ringBuckets();
+        final RpcServer.ServerRing ring = server.new ServerRing("cn", 0);
+        final UnsafeBuffer reply = new UnsafeBuffer(new byte[8]);
+        for (int i = 0; i < buckets; i++) {
+            ring.append((short) 0, i, reply, 0, 8);
+            ring.seal();
+        }
+        assertThat(ring.creditAvailable()).as("out of credit: the client acknowledged nothing yet").isFalse();
+        ring.append((short) 0, buckets, reply, 0, 8); // the zero-copy call's reply
+        assertThat(ring.replyBacklog).hasSize(1);
+        ring.zeroCopyPosted(); // its zero-copy WRITE posted, the reply still backlogged
+        ring.ackFromClient(buckets);
+        assertThat(ring.zeroCopyUnacknowledged()).as("its reply not even sealed").isTrue();
+        ring.drainBacklog();
+        ring.seal();
+        assertThat(ring.zeroCopyUnacknowledged()).as("sealed, not acknowledged").isTrue();
+        ring.ackFromClient(buckets + 1);
+        assertThat(ring.zeroCopyUnacknowledged()).as("the client has it").isFalse();
+        ring.zeroCopyPosted(); // a later flush's zero-copy WRITE with nothing unsealed: the bound never goes back
+        assertThat(ring.zeroCopyUntil).isEqualTo(buckets + 1);
+    }
+
+    /**
+     * A reply WRITE fails and the server's reconnects to the client fail twice more (the split that failed the WRITE
+     * still there; the client's own queue pair works, so it never opens its ring again): the server tries again,
+     * backing off, and serves on once a connect goes through. Fails before (review of aurofix, finding 3): the first
+     * failed connect closed the ring for good and every later call timed out.
+     */
+    @Test
+    void shouldRetryAFailedReconnectAndServeOnOnceItConnects() throws Exception {
+        start(CostModel.zero(), new RrpcOptions().callTimeoutNs(200_000_000L));
+        final java.util.concurrent.atomic.AtomicInteger failed = new java.util.concurrent.atomic.AtomicInteger();
+        verbFaults.set((qp, opcode) -> {
+            if (qp.localNode().equals("mn") && opcode == io.scythe.fabric.Opcode.WRITE
+                && failed.getAndIncrement() == 0) {
+                connectFailures.set(2);
+                return io.scythe.fabric.WcStatus.TRANSPORT_RETRY_EXCEEDED;
+            }
+            return null;
+        });
+        final Context loop = vertx.getOrCreateContext();
+        final List<String> outcomes = new ArrayList<>();
+        for (long i = 0; i < 5; i++) {
+            final UnsafeBuffer hello = new UnsafeBuffer(new byte[8]);
+            hello.putLong(0, 100 + i);
+            outcomes.add(onContext(loop, () -> client.rocket("mn").compose(r -> r.call(ECHO, hello))
+                .transform(ar -> Future.succeededFuture(ar.succeeded()
+                    ? String.valueOf(ar.result().payload().getLong(0)) : ar.cause().getMessage()))));
+        }
+        assertThat(outcomes).containsExactly("100", "101", "102", "103", "104");
+        assertThat(connectFailures.get()).as("both failed connects used").isZero();
+        assertThat(onContext(serverContext, () -> Future.succeededFuture(server.reconnects())))
+            .as("the failed two and the one that went through").isEqualTo(3L);
         assertThat(server.resumedRings()).isEqualTo(1);
     }
 }

@@ -59,10 +59,11 @@ public final class Access {
     public io.vertx.core.Future<Void> backupsLocated;
 
     /**
-     * The buffers an attempt's {@code onesided.BufferPool} lent for {@link #image} and {@link #newValue} (null: none),
-     * given back once the attempt committed, if the access still holds them.
+     * The buffer an attempt's {@code onesided.BufferPool} lent for {@link #image} (null: none), given back once the
+     * attempt committed, if the access still holds it.
      */
     public UnsafeBuffer pooledImage;
+    /** The same for {@link #newValue}: the pool's buffer lent for it (null: none), given back as {@link #pooledImage}. */
     public UnsafeBuffer pooledNewValue;
     /**
      * The write-back's source words of it (version at 0, value length at 8, flags at 12: the same on every copy), lent

@@ -345,7 +345,7 @@ final class AurogonTxn implements Txn {
                 || status == Participant.NOT_PRIMARY || status == Participant.STALE) {
                 a.locked = false; // the install was refused, no such table, or no primary there yet: nothing installed
             }
-            if (status == Participant.STALE) { // a pre-attaching read at or below its coordinator id's dead mark
+            if (status == Participant.STALE) { // at or below its id's dead mark or the tombstones' watermark
                 return floored(p.getLong(8), "the pre-attaching read on " + a.partition.node());
             }
             if (status == Participant.ORPHAN) {
@@ -593,7 +593,8 @@ final class AurogonTxn implements Txn {
             }
             if (status == Participant.STALE) {
                 // Its coordinator id was told dead at or above ts on that node (this incarnation's clock restarted
-                // below its predecessor's): floored there, the attempt runs again above it.
+                // below its predecessor's), or ts is at or below the node's tombstones' watermark (this clock lags
+                // the node's newest timestamps by more than the pruning lag): floored there, runs again above it.
                 return floored(p.getLong(AurogonRpc.STATUS_SEEN_OFFSET), "the install on " + a.partition.node());
             }
             return Future.failedFuture(refusal(a, status, AurogonAborts.INSTALL_REFUSED));

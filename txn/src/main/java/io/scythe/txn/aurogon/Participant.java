@@ -76,7 +76,8 @@ public final class Participant {
      * incarnation (fabric identity) made pending: a successor incarnation's clock restarted below what its predecessor
      * issued. Nothing installed; the reply's seen timestamp is the larger of the mark and the request's timestamp, the
      * coordinator's clock is floored there and the attempt runs again above it. A COMMIT at a timestamp another
-     * incarnation has pending is answered STALE too, and changes nothing.
+     * incarnation has pending is answered STALE too, and changes nothing. So is an install at or below the
+     * tombstones' watermark ({@link #tombstoneRule}), its floor {@link #staleFloor()}.
      */
     public static final int STALE = -9;
     /**
@@ -312,7 +313,8 @@ public final class Participant {
         if ((flags & FLAG_PREATTACH) != 0) {
             final int installed = installRule(r, ts);
             if (installed != OK) {
-                reply.answer(installed, 0, null); // early abort: the read does not run
+                // Early abort: the read does not run; a STALE answer carries the floor as its wts (tombstoneRule).
+                reply.answer(installed, installed == STALE ? staleFloor() : 0, null);
                 return;
             }
         }
@@ -348,8 +350,9 @@ public final class Participant {
             return NOT_FOUND;
         }
         count(r, ts);
-        if (rolledBackUnseen(table, key, ts)) {
-            return REFUSED;
+        final int tomb = tombstoneRule(r, ts);
+        if (tomb != OK) {
+            return tomb;
         }
         for (final Version v : r.versions) {
             if (v.wts <= ts) {
@@ -523,12 +526,13 @@ public final class Participant {
      * a delayed INSTALL after its ROLLBACK and leave a pending version nobody decides until an orphan recovery (the
      * simulator keeps each ring's order, so there the INSTALL always came first). Tombstones are dropped once
      * {@link ParticipantService#PRUNE_LAG_NS} behind the newest timestamp seen ({@link #maxTs}), swept at most once
-     * a lease, and from then on an install at or below the newest dropped one is refused (its attempt aborts and
-     * runs again with a new timestamp): the watermark, so a forgotten tombstone never lets its install in.
+     * a lease, and from then on an install at or below the newest dropped one is answered {@link #STALE} (its
+     * attempt aborts, its coordinator's clock floored above, and runs again with a new timestamp): the watermark, so a
+     * forgotten tombstone never lets its install in ({@link #tombstoneRule}).
      */
     private final java.util.TreeMap<Long, List<long[]>> tombstonesByTs = new java.util.TreeMap<>();
     private final java.util.Set<Tomb> tombstones = new java.util.HashSet<>();
-    /** Installs at or below this timestamp are refused: a tombstone there may have been dropped. */
+    /** Installs at or below this timestamp are answered STALE: a tombstone there may have been dropped. */
     private long tombstoneWatermark;
     private long tombstonesSweptNs = Long.MIN_VALUE;
 
@@ -563,13 +567,35 @@ public final class Participant {
         }
     }
 
-    /** Whether an install at {@code ts} comes after its attempt's ROLLBACK (or below the tombstones' watermark). */
-    private boolean rolledBackUnseen(final int table, final long key, final long ts) {
+    /**
+     * The tombstones' part of the install rule for an INSTALL, INSERT or pre-attaching READ at {@code ts}:
+     * {@link #REFUSED} when a tombstone names this attempt (its ROLLBACK came first: the attempt is over);
+     * {@link #STALE} when {@code ts} is at or below the watermark with no tombstone for it, since a dropped one may
+     * have named it; {@link #OK} otherwise, and always when a version is at {@code ts} already (the same write
+     * again: the rule of the version decides). STALE rather than REFUSED below the watermark (review of aurofix,
+     * finding 1): the watermark trails the newest timestamp by only {@link ParticipantService#PRUNE_LAG_NS}, so a
+     * coordinator whose clock lags more than that (a fast clock elsewhere, a promotion's floor) was refused on every
+     * key for good, retrying from the same clock; a STALE answer carries {@link #staleFloor()}, its coordinator's
+     * clock is floored there ({@code AurogonTxn#floored}) and the next attempt runs above it, as with the backups'
+     * pruning horizon ({@code ParticipantService#pruneDeletes}).
+     */
+    private int tombstoneRule(final Record r, final long ts) {
         if (tombstones.isEmpty() && tombstoneWatermark == 0) {
-            return false;
+            return OK;
         }
         sweepTombstones();
-        return ts <= tombstoneWatermark || tombstones.contains(new Tomb(table, key, ts));
+        if (tombstones.contains(new Tomb(r.table, r.key, ts))) {
+            return REFUSED;
+        }
+        return ts <= tombstoneWatermark && indexOf(r, ts) < 0 ? STALE : OK;
+    }
+
+    /**
+     * The floor a {@link #STALE} answer of this participant carries (its seen timestamp): above the tombstones'
+     * watermark and everything seen here, so the floored coordinator's next attempt passes {@link #tombstoneRule}.
+     */
+    public long staleFloor() {
+        return Math.max(maxTs, tombstoneWatermark);
     }
 
     /** Tombstones kept (tests, reports). */
@@ -577,7 +603,7 @@ public final class Participant {
         return tombstones.size();
     }
 
-    /** The tombstones' watermark: installs at or below it are refused ({@link #tombstone}). */
+    /** The tombstones' watermark: installs at or below it are answered STALE ({@link #tombstoneRule}). */
     public long tombstoneWatermark() {
         return tombstoneWatermark;
     }
@@ -663,8 +689,9 @@ public final class Participant {
     }
 
     private int installRule(final Record r, final long ts) {
-        if (rolledBackUnseen(r.table, r.key, ts)) {
-            return REFUSED; // its ROLLBACK came first: the attempt is over (not counted as the install rule's)
+        final int tomb = tombstoneRule(r, ts);
+        if (tomb != OK) {
+            return tomb; // its ROLLBACK came first, or may have: not counted as the install rule's refusal
         }
         final List<Version> vs = r.versions;
         for (int i = 0; i < vs.size(); i++) {

@@ -1052,7 +1052,8 @@ public final class ParticipantService {
             }
             final UnsafeBuffer reply = new UnsafeBuffer(new byte[AurogonRpc.INSERT_REPLY_BYTES]);
             reply.putInt(0, status);
-            reply.putLong(AurogonRpc.STATUS_SEEN_OFFSET, stale ? floorFor(ts) : participant.maxTs());
+            reply.putLong(AurogonRpc.STATUS_SEEN_OFFSET, stale ? floorFor(ts)
+                : status == Participant.STALE ? participant.staleFloor() : participant.maxTs());
             reply.putLong(AurogonRpc.STATUS_HINT_OFFSET, hint());
             reply.putLong(AurogonRpc.INSERT_BELOW_OFFSET, below[0]);
             responder.reply(reply, 0, reply.capacity());
@@ -1120,7 +1121,8 @@ public final class ParticipantService {
     }
 
     private void status(final RpcResponder responder, final int status) {
-        status(responder, status, participant.maxTs());
+        // A participant's own STALE (an install at or below its tombstones' watermark) carries its floor.
+        status(responder, status, status == Participant.STALE ? participant.staleFloor() : participant.maxTs());
     }
 
     /** A status reply whose seen timestamp is {@code seen} (a STALE refusal's floor). */

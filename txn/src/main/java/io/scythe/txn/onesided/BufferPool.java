@@ -60,9 +60,10 @@ public final class BufferPool {
 
     /**
      * Gives back the buffers of {@code accesses} that this pool lent and that they still hold (a protocol that put
-     * another buffer in their place keeps both out of the pool), and clears the accesses' hold on them: a use after
-     * this fails loudly rather than reading another attempt's bytes. Only for an attempt that is over, committed, with
-     * no read in flight.
+     * another buffer in their place keeps both out of the pool), and clears the accesses' hold on them: a use of an
+     * image or new value after this fails loudly (null) rather than reading another attempt's bytes, and a write-back
+     * after it (none happens) would quietly go back to a buffer per verb ({@code WriteSet.addWrites}, writeWords null).
+     * Only for an attempt that is over, committed, with no read in flight ({@link ReadSet#recycle}'s guard).
      */
     void recycle(final List<Access> accesses) {
         for (int i = 0; i < accesses.size(); i++) { // indexed: no iterator on the hot path

@@ -311,6 +311,9 @@ public abstract class OneSidedTxn implements Txn {
     @Override
     public void write(final String table, final long key, final DirectBuffer value, final int offset,
                       final int length) {
+        if (finished) { // as insert: a write after the outcome would take a pooled buffer nothing writes back
+            throw new IllegalStateException("transaction " + id + " is over");
+        }
         WriteSet.refuseReadOnly("write", table, runtime.catalog().table(table));
         final Access a = reads.find(table, key);
         if (a == null || !a.fetched) {

@@ -75,7 +75,9 @@ public final class TakeoutLock {
     /**
      * Where a memory node keeps the trailing reader run of each object it granted shared tickets of: the
      * {@link TicketLedger}'s entry of the object (one per-object map: the ledger's tickets and the run of the same slot
-     * incarnation live together, and a reused slot drops both). Guarded by the object's stripe lock.
+     * incarnation live together, and a reused slot drops both). Not guarded by the stripe lock: the ledger's
+     * {@code Entry.of()} renews (and so resets the run) from calls that take no stripe lock, and one map serves every
+     * stripe; safe because the service and its ledger run on one RPC loop, as {@link TicketLedger}'s class doc says.
      */
     public interface Runs {
         /**
@@ -98,9 +100,16 @@ public final class TakeoutLock {
         long next = -1;
         long tsBefore;
         /**
-         * No more readers join: an exclusive request was refused or held back while the run trailed (issue 22's
-         * review: a writer refused takes no ticket, so before this a served run kept trailing, and readers kept
-         * joining it, for as long as they came).
+         * The first ticket of a closed run directly ahead of this one, whose readers hold together: counted as one
+         * turn against the hot watermark; {@code start} when there is none.
+         */
+        long before;
+        /**
+         * No more readers join: an exclusive request was held back ({@link TakeoutLockService}) while the run
+         * trailed. Not on a refusal (issue 22's second review, finding 1): a refused writer takes no ticket, and on its
+         * next ask the run counts as one turn whether closed or not ({@link #lock(AtomicBuffer, int, long, long,
+         * boolean, Watermarks, Runs, Outcome)}), while a close on every COLD or timestamp-order refusal made each
+         * next reader a run of its own, so readers queued one by one (measured in the README's scythe:shared part).
          */
         boolean closed;
 
@@ -108,7 +117,19 @@ public final class TakeoutLock {
             start = 0;
             next = -1;
             tsBefore = 0;
+            before = 0;
             closed = false;
+        }
+
+        /**
+         * The turns ahead of this run's first ticket with {@code upper}: the tickets before it, one each, except a
+         * closed run directly ahead, one turn; 0 once the run is served.
+         */
+        long turnsBefore(final long upper) {
+            if (upper >= start) {
+                return 0;
+            }
+            return before < start ? Math.max(0, before - upper) + 1 : start - upper;
         }
     }
 
@@ -122,19 +143,30 @@ public final class TakeoutLock {
         return run != null && run.next == lower && run.start <= lower ? run : null;
     }
 
+    /**
+     * The turns ahead of a request behind the run at the tail ({@code run}, closed or not; null when none) with
+     * {@code queued} tickets ahead of it: the tickets before the run and the run as one turn, as its readers hold
+     * together; {@code queued} when there is no run or nobody is queued.
+     */
+    private static long turnsAhead(final Run run, final long upper, final long queued) {
+        return run == null || queued <= 0 ? queued : run.turnsBefore(upper) + 1;
+    }
+
     /** The run readers would join now: at the tail of the queue and not closed. */
     private static Run trailing(final Runs runs, final long object, final long lower, final int incarnation) {
         final Run run = atTail(runs, object, lower, incarnation);
         return run != null && !run.closed ? run : null;
     }
 
-    private static void extend(final Runs runs, final long object, final Run trailing, final long ticket,
-                               final long tsBefore, final int incarnation) {
+    private static void extend(final Runs runs, final long object, final Run tail, final Run trailing,
+                               final long ticket, final long tsBefore, final int incarnation) {
         if (trailing != null) {
             trailing.next = ticket + 1;
             return;
         }
+        final long before = tail != null ? tail.start : ticket; // a closed run directly ahead: one turn
         final Run run = runs.run(object, incarnation, true);
+        run.before = before;
         run.start = ticket;
         run.next = ticket + 1;
         run.tsBefore = tsBefore;
@@ -171,14 +203,16 @@ public final class TakeoutLock {
     }
 
     /**
-     * The tickets a shared request on the object at {@code header} would wait for now (its turn less {@code upper}):
-     * 0 when it would join a reader run already served. Racy (no stripe lock): for the heuristic wait only.
+     * The turns a shared request on the object at {@code header} would wait for now, as {@link #lockShared} counts
+     * them against the hot watermark: 0 when it would join a reader run already served, and a closed run directly
+     * ahead as one turn. Racy (no stripe lock): for the heuristic wait only.
      */
     public static long sharedAhead(final AtomicBuffer objects, final int header, final long object, final Runs runs) {
         final long lower = objects.getLongVolatile(header + ObjectLayout.LOWER_OFFSET);
         final long upper = objects.getLongVolatile(header + ObjectLayout.UPPER_OFFSET);
-        final Run run = trailing(runs, object, lower, incarnation(objects, header));
-        return Math.max(0, (run != null ? run.start : lower) - upper);
+        final Run tail = atTail(runs, object, lower, incarnation(objects, header));
+        return tail != null && !tail.closed ? tail.turnsBefore(upper)
+            : turnsAhead(tail, upper, Math.max(0, lower - upper));
     }
 
     /**
@@ -202,10 +236,11 @@ public final class TakeoutLock {
      * (every ticket ahead of the run released) and releases with +1 on {@code upper} like any holder, so a writer (an
      * exclusive ticket, {@code upper == ticket}) behind the run waits for every reader of it, and readers behind that
      * writer begin a run of their own after it: tickets stay first come, first served. A writer refused (or held back)
-     * while the run trails takes no ticket; it closes the run instead ({@link Run#closed}), so that the readers after
-     * it wait behind the run rather than join it, and the writer's hot watermark counts the run as one turn
-     * ({@link #lock(AtomicBuffer, int, long, long, boolean, Watermarks, Runs, Outcome)}): no writer is starved by a
-     * stream of readers.
+     * while the run trails takes no ticket, but its hot watermark counts the run at the tail as one turn ({@link
+     * #lock(AtomicBuffer, int, long, long, boolean, Watermarks, Runs, Outcome)}), so readers joining the run never
+     * push a writer over it; a writer held back closes the run ({@link Run#closed}), and a reader behind a closed
+     * run counts it as one turn too. Timestamp order still refuses a writer older than a reader queued (the paper's
+     * rule, Fig. 14): such a writer gets in with a fresh timestamp, not its old one.
      *
      * <p>Timestamp order, like the exclusive rule's, only on those it waits for: the refusal keeps every wait from a
      * younger to an older timestamp (no deadlock). A reader joining a run already served waits for nobody, so it is
@@ -218,20 +253,24 @@ public final class TakeoutLock {
         synchronized (stripe(header)) {
             final long lower = begin(objects, header, out);
             final int incarnation = incarnation(objects, header);
-            final Run trailing = trailing(runs, object, lower, incarnation);
+            final Run tail = atTail(runs, object, lower, incarnation);
+            final Run trailing = tail != null && !tail.closed ? tail : null;
             final long turn = trailing != null ? trailing.start : lower;
             final long tsBefore = trailing != null ? trailing.tsBefore
                 : lower > out.upper ? out.queuedTs : Long.MIN_VALUE;
             final long ahead = Math.max(0, turn - out.upper);
             out.queued = ahead;
+            // A closed run directly ahead counts as one turn, as for a writer (its readers hold together).
+            final long turns = trailing != null ? trailing.turnsBefore(out.upper)
+                : turnsAhead(tail, out.upper, ahead);
             if (ahead > 0 && ts < tsBefore) {
                 out.status = REFUSED_ORDER;
-            } else if (ahead > watermarks.hot()) {
+            } else if (turns > watermarks.hot()) {
                 out.status = REFUSED_HOT;
             } else {
                 take(objects, header, lower, ts, out);
                 out.turn = turn;
-                extend(runs, object, trailing, lower, tsBefore, incarnation);
+                extend(runs, object, tail, trailing, lower, tsBefore, incarnation);
             }
             return out;
         }
@@ -251,8 +290,9 @@ public final class TakeoutLock {
      * As {@link #lock(AtomicBuffer, int, long, boolean, Watermarks, Outcome)}, on an object ({@code object}) that may
      * have shared tickets ({@code runs}, null when none are ever granted): the reader run trailing the queue counts
      * as one turn against the hot watermark, as its readers hold together (ahead of the writer: the tickets before the
-     * run, and the run), and a refusal closes it ({@link Run#closed}). Heat ({@link Outcome#queued}) and the cold
-     * watermark still count tickets.
+     * run, and the run). Only the run at the tail: once a ticket is taken behind it, a later writer counts its tickets
+     * one each again. A refusal does not close the run (see {@link Run#closed}). Heat ({@link Outcome#queued}) and the
+     * cold watermark still count tickets.
      */
     public static Outcome lock(final AtomicBuffer objects, final int header, final long object, final long ts,
                                final boolean hot, final Watermarks watermarks, final Runs runs, final Outcome out) {
@@ -262,7 +302,7 @@ public final class TakeoutLock {
             out.queued = queued;
             final Run run = runs == null || queued <= 0 ? null
                 : atTail(runs, object, lower, incarnation(objects, header)); // closed or not: one turn
-            final long turnsAhead = run == null ? queued : Math.max(0, run.start - out.upper) + 1;
+            final long turnsAhead = turnsAhead(run, out.upper, queued);
             // Fig. 14 refuses on any of the three conditions; which one is reported is ours to choose, and a COLD
             // request over the cold watermark is told so first: the object is hot and it should retry as TOCC.
             if (!hot && queued > watermarks.cold()) {
@@ -273,10 +313,6 @@ public final class TakeoutLock {
                 out.status = REFUSED_HOT;
             } else {
                 take(objects, header, lower, ts, out);
-                return out;
-            }
-            if (run != null) {
-                run.closed = true; // refused, it takes no ticket: the readers after it queue behind the run
             }
             return out;
         }

@@ -203,7 +203,9 @@ public final class TicketLedger implements Bridge.Poller, TakeoutLock.Runs {
         // Of the incarnation in the slot only: ticket numbers start again at 0 in a reused slot.
         for (final Holder h : entry.of(TakeoutLock.incarnation(table.objectMemory(), header)).holders) {
             if (h.ticket == ticket) {
-                if (!h.shared || h.released || !h.client.equals(client)) {
+                // Served only (upper >= turn): a forged early release while a ticket ahead still holds changes
+                // nothing (issue 22's second review, finding 7); an honest client releases only a Grant, once served.
+                if (!h.shared || h.released || !h.client.equals(client) || upper(h) < h.turn) {
                     return false;
                 }
                 h.released = true;

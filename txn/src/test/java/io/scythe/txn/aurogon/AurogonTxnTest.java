@@ -365,6 +365,63 @@ class AurogonTxnTest {
         }
     }
 
+    /**
+     * A coordinator whose clock lags the node's newest timestamps by more than the tombstones' pruning lag (here
+     * other coordinators' attempts rolled back there 100 and 200 ms ahead of it, so the watermark is 100 ms ahead):
+     * its INSTALL is answered STALE with a floor, its clock is floored above the watermark, and the next attempt on
+     * that clock commits. Fails before (review of aurofix, finding 1): every attempt was REFUSED (INSTALL_REFUSED),
+     * retrying from the same lagging clock, for as long as the clock lagged.
+     */
+    @Test
+    void shouldCommitAfterOneStaleAnswerWhenItsClockLagsTheTombstonesWatermark() throws Exception {
+        try (OneMemoryNode node = new OneMemoryNode("items", 32)) {
+            final Participant participant = node.services.service(ParticipantService.class).participant();
+            final int items = node.table.schema().id();
+            final UnsafeBuffer value = new UnsafeBuffer(new byte[8]);
+            value.putLong(0, 4242);
+            final long[] stamps = new long[2];
+            final List<String> outcomes = node.on(rt -> {
+                final List<String> seen = new ArrayList<>();
+                final Txn probe = AurogonModule.AUROGON_BASE.begin(rt, false);
+                final long nowNs = AurogonTimestamp.clockNs(((AurogonTxn) probe).timestamp());
+                return probe.abort().compose(x -> {
+                    // Rolled back here before their INSTALLs arrived: tombstones ahead of this clock, the first one
+                    // dropped by the second's sweep (it is more than the pruning lag behind): the watermark.
+                    participant.rollback(items, 30, AurogonTimestamp.pack(nowNs + 100_000_000L, 9, 0));
+                    participant.rollback(items, 31, AurogonTimestamp.pack(nowNs + 200_000_000L, 9, 0));
+                    stamps[0] = participant.tombstoneWatermark();
+                    return attempt(rt, value).compose(first -> {
+                        seen.add(first);
+                        return attempt(rt, value);
+                    }).map(second -> {
+                        seen.add(second);
+                        return seen;
+                    });
+                });
+            });
+            assertThat(stamps[0]).as("the watermark, 100 ms ahead").isPositive();
+            assertThat(outcomes).hasSize(2);
+            assertThat(outcomes.get(0)).startsWith("aborted " + AurogonAborts.STALE + ": ");
+            assertThat(outcomes.get(1)).startsWith("committed at ");
+            final long committed = Long.parseLong(outcomes.get(1).substring("committed at ".length()));
+            assertThat(committed).as("above the watermark").isGreaterThan(stamps[0]);
+            assertThat(AurogonPromotionTest.onLoop(node, () -> participant.committedAt(items, 13, committed)))
+                .isTrue();
+            assertThat(participant.violation()).isNull();
+        }
+    }
+
+    /** One attempt updating key 13 to {@code value}: "committed at ts" or "aborted reason: why". */
+    private static Future<String> attempt(final TxnRuntime rt, final UnsafeBuffer value) {
+        final Txn txn = AurogonModule.AUROGON_BASE.begin(rt, false); // reads, then INSTALLs at commit
+        return txn.read("items", 13).compose(v -> {
+            txn.write("items", 13, value, 0, 8);
+            return txn.commit();
+        }).transform(c -> Future.succeededFuture(c.succeeded() ? "committed at " + c.result()
+            : c.cause() instanceof io.scythe.txn.AbortException a ? "aborted " + a.reason() + ": " + a.getMessage()
+            : "failed " + c.cause()));
+    }
+
     private static boolean pendingAt(final Participant participant, final int table, final long key, final long ts) {
         return AurogonPromotionTest.pendingAt(participant, table, key, ts);
     }

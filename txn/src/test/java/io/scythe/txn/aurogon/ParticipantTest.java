@@ -14,6 +14,7 @@ import static io.scythe.txn.aurogon.Participant.NOT_FOUND;
 import static io.scythe.txn.aurogon.Participant.NOT_PENDING;
 import static io.scythe.txn.aurogon.Participant.OK;
 import static io.scythe.txn.aurogon.Participant.REFUSED;
+import static io.scythe.txn.aurogon.Participant.STALE;
 import static org.assertj.core.api.Assertions.assertThat;
 
 class ParticipantTest {
@@ -156,10 +157,42 @@ class ParticipantTest {
         assertThat(p.rollback(T, 3, t2)).isEqualTo(OK);
         assertThat(p.tombstones()).isEqualTo(1);
         assertThat(p.tombstoneWatermark()).isEqualTo(t1);
-        assertThat(p.install(T, 1, t1)).isEqualTo(REFUSED);
-        assertThat(p.install(T, 4, t1 - 5)).as("below the watermark").isEqualTo(REFUSED);
+        assertThat(p.install(T, 1, t1)).as("its tombstone dropped: the watermark's STALE").isEqualTo(STALE);
+        assertThat(p.install(T, 4, t1 - 5)).as("below the watermark").isEqualTo(STALE);
         assertThat(p.install(T, 3, t2)).isEqualTo(REFUSED);
         assertThat(p.install(T, 3, t2 + 1)).isEqualTo(OK);
+        assertThat(p.violation()).isNull();
+    }
+
+    /**
+     * Below the tombstones' watermark, with no tombstone for the attempt, an INSTALL, INSERT or pre-attaching READ
+     * is answered STALE with a floor above the watermark, not REFUSED (review of aurofix, finding 1: a coordinator
+     * whose clock lagged the node's newest timestamps by more than the pruning lag was refused on every key for
+     * good); the floored attempt installs. A version pending at its timestamp already is the same write again: OK.
+     */
+    @Test
+    void belowTheTombstonesWatermarkAnInstallIsStaleWithAFloorAboveIt() {
+        final long early = AurogonTimestamp.pack(5_000_000L, 1, 0);
+        assertThat(p.install(T, 5, early)).isEqualTo(OK); // pending before the watermark passes it
+        final long t1 = AurogonTimestamp.pack(10_000_000L, 1, 0);
+        assertThat(p.rollback(T, 1, t1)).isEqualTo(OK);
+        final long t2 = AurogonTimestamp.pack(20_000_000L, 1, 0);
+        assertThat(p.rollback(T, 2, t2)).isEqualTo(OK); // t1's tombstone dropped: the watermark is t1
+        assertThat(p.tombstoneWatermark()).isEqualTo(t1);
+        final long lagging = AurogonTimestamp.pack(9_000_000L, 2, 0); // another coordinator, its clock behind
+        assertThat(p.install(T, 3, lagging)).isEqualTo(STALE);
+        assertThat(p.insert(T, 12, lagging, new long[1])).isEqualTo(STALE);
+        final Answer read = read(4, lagging, FLAG_PREATTACH);
+        assertThat(read.status).isEqualTo(STALE);
+        assertThat(read.wts).as("the floor").isEqualTo(p.staleFloor()).isGreaterThanOrEqualTo(t1);
+        assertThat(p.staleFloor()).isGreaterThanOrEqualTo(p.maxTs());
+        assertThat(p.pending(T, 3) || p.pending(T, 4) || p.pending(T, 12)).isFalse();
+        assertThat(p.install(T, 5, early)).as("the same write again").isEqualTo(OK);
+        final long floored = p.staleFloor() + 1;
+        assertThat(p.install(T, 3, floored)).as("above the floor").isEqualTo(OK);
+        assertThat(p.insert(T, 12, floored, new long[1])).isEqualTo(OK);
+        assertThat(p.rollback(T, 2, t2 + 1)).isEqualTo(OK);
+        assertThat(p.install(T, 2, t2)).as("a tombstone still kept: REFUSED").isEqualTo(REFUSED);
         assertThat(p.violation()).isNull();
     }
 

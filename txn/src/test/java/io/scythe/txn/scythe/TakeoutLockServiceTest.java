@@ -381,6 +381,34 @@ class TakeoutLockServiceTest {
     }
 
     /**
+     * A shared ticket not yet served (a writer ahead still holds): its release is refused and changes nothing, so a
+     * forged early UNLOCK_SHARED cannot add the +1 that lets the run in beside the writer (issue 22's second review,
+     * finding 7; failed before: accepted while upper < turn).
+     */
+    @Test
+    void shouldRefuseTheReleaseOfASharedTicketNotYetServed() throws Exception {
+        start(true);
+        final int header = table.offsetOf(table.lookup(3));
+        final org.agrona.concurrent.AtomicBuffer m = table.objectMemory();
+        final TakeoutLock.Outcome out = new TakeoutLock.Outcome();
+        final List<Boolean> seen = onContext(vertx.getOrCreateContext(), () -> {
+            final List<Boolean> s = new ArrayList<>();
+            TakeoutLock.lock(m, header, 1, true, Watermarks.DEFAULT, out);
+            ledger.granted("w", 1, table, header, out.ticket);
+            TakeoutLock.lockShared(m, header, TicketLedger.objectKey(table, header), 2, Watermarks.DEFAULT, ledger,
+                out);
+            ledger.granted("r", 2, table, header, out.ticket, out.turn, true);
+            assertThat(out.turn).isEqualTo(1);
+            s.add(ledger.releaseShared("r", table, header, 1)); // the writer holds ticket 0: not served
+            s.add(ledger.sharedHeldBy("r") == 1);
+            m.getAndAddLong(header + ObjectLayout.UPPER_OFFSET, 1); // the writer unlocks
+            s.add(ledger.releaseShared("r", table, header, 1));
+            return Future.succeededFuture(s);
+        });
+        assertThat(seen).containsExactly(false, true, true);
+    }
+
+    /**
      * A slot reused by another object: the old object's tickets (exclusive, released one-sidedly, so not yet pruned)
      * are not the new object's. Before, the new reader's release stopped at the old ticket of the same number
      * (refused: its lock never released), the old holder still counted as held, and a recovery cancelling it added 1

@@ -210,32 +210,104 @@ class TakeoutLockTest {
         return TakeoutLock.lock(objects, 0, 7, ts, true, Watermarks.DEFAULT, runs, out);
     }
 
+    private TakeoutLock.Outcome writeCold(final long ts) {
+        return TakeoutLock.lock(objects, 0, 7, ts, false, Watermarks.DEFAULT, runs, out);
+    }
+
     /**
-     * A writer behind a served reader run larger than the hot watermark, readers coming and going: before, every ask
-     * was refused (11 tickets queued), took no ticket, and readers kept joining the run for as long as they came. The
-     * run counts as one turn for the writer: it gets its ticket, and the readers after it wait for it.
+     * A writer refused for the hot watermark by the exclusive tickets ahead of a reader run, readers coming and going
+     * meanwhile, each ask with a fresh timestamp (the TSO's, younger than every reader so far): the readers joining the
+     * run never push it over (the run at the tail is one turn), so it gets its ticket once the tickets ahead of the
+     * run drain, and the readers after it wait for it. (Issue 22's second review, finding 3: before, the first ask was
+     * granted and the stream never ran.)
      */
     @Test
     void shouldLetAWriterBehindAStreamOfReadersGetItsTicket() {
         final long hot = Watermarks.DEFAULT.hot();
-        for (int i = 0; i <= hot; i++) {
-            assertThat(lockShared(10 + i).turn).isZero();
+        long clock = 0;
+        for (int i = 0; i < hot; i++) {
+            assertThat(write(++clock).status).isEqualTo(TakeoutLock.GRANTED);
         }
+        for (int i = 0; i < 5; i++) {
+            assertThat(lockShared(++clock).turn).as("a run behind the writers").isEqualTo(hot);
+        }
+        int refusals = 0;
         long writer = -1;
-        for (int i = 0; i < 50 && writer < 0; i++) {
-            if (write(1_000 + i).status == TakeoutLock.GRANTED) {
+        for (int i = 0; i < 50; i++) {
+            if (write(++clock).status == TakeoutLock.GRANTED) {
                 writer = out.ticket;
                 break;
             }
-            unlock(); // a reader of the run leaves, another comes
-            assertThat(lockShared(2_000 + i).turn).isZero();
+            assertThat(out.status).isEqualTo(TakeoutLock.REFUSED_HOT);
+            refusals++;
+            unlock(); // a writer ahead leaves, a reader comes and joins the run
+            assertThat(lockShared(++clock).status).isEqualTo(TakeoutLock.GRANTED);
+            assertThat(out.turn).as("joins the run: a refusal does not close it").isEqualTo(hot);
         }
-        assertThat(writer).as("the writer's ticket").isEqualTo(hot + 1);
-        for (int i = 0; i <= hot; i++) {
+        assertThat(refusals).as("the stream ran: 10 tickets and the run were 11 turns").isEqualTo(1);
+        assertThat(writer).as("behind the run: 10 writers and 6 readers").isEqualTo(hot + 6);
+        while (upper() < writer) {
             unlock();
         }
-        assertThat(upper()).as("the run gone: the writer holds").isEqualTo(writer);
-        assertThat(lockShared(3_000).turn).as("the reader after it waits for it").isEqualTo(writer + 1);
+        assertThat(lockShared(++clock).turn).as("the reader after it waits for it").isEqualTo(writer + 1);
+    }
+
+    /**
+     * A writer older than the readers queued, asking again with its old timestamp (it holds other locks: ScytheTxn's
+     * askAgain), is refused for timestamp order while younger readers keep the queue non-empty: the paper's rule
+     * (Fig. 14), not a starvation the run could fix; it gets in with a fresh (younger) timestamp. The refusals do not
+     * close the run: readers keep joining it, served at once.
+     */
+    @Test
+    void shouldRefuseAnOlderWriterForTimestampOrderButNotCloseTheRunForIt() {
+        assertThat(lockShared(2_000).turn).isZero();
+        for (int i = 0; i < 5; i++) {
+            assertThat(write(1_000).status).isEqualTo(TakeoutLock.REFUSED_ORDER);
+            assertThat(lockShared(2_001 + i).turn).as("a refused writer makes no run of one (before: %d)", i + 1)
+                .isZero();
+            assertThat(out.queued).as("nothing ahead").isZero();
+        }
+        assertThat(write(3_000).status).as("a fresh timestamp").isEqualTo(TakeoutLock.GRANTED);
+        assertThat(out.ticket).isEqualTo(6);
+    }
+
+    /**
+     * Issue 22's second review, finding 1: a COLD writer refused for the cold watermark behind 11 served readers
+     * closed their run, and the next readers were refused for the hot watermark (11 tickets ahead) though no
+     * exclusive ticket was queued (failed before: refused-hot-watermark).
+     */
+    @Test
+    void shouldNotCloseTheRunOnAColdRefusal() {
+        final long hot = Watermarks.DEFAULT.hot();
+        for (int i = 0; i <= hot; i++) {
+            assertThat(lockShared(10 + i).turn).isZero();
+        }
+        assertThat(writeCold(100).status).isEqualTo(TakeoutLock.REFUSED_COLD);
+        for (int i = 0; i < 2; i++) {
+            assertThat(lockShared(200 + i).status).isEqualTo(TakeoutLock.GRANTED);
+            assertThat(out.turn).as("still joins the served run").isZero();
+        }
+    }
+
+    /**
+     * A reader behind a closed run counts it as one turn (the readers of it hold together), as a writer does: 11
+     * served readers, the run closed (a writer held back), the next reader is granted a run of its own behind it
+     * (failed before: refused-hot-watermark, 11 tickets ahead).
+     */
+    @Test
+    void shouldCountAClosedRunDirectlyAheadAsOneTurnForAReader() {
+        final long hot = Watermarks.DEFAULT.hot();
+        for (int i = 0; i <= hot; i++) {
+            assertThat(lockShared(10 + i).turn).isZero();
+        }
+        TakeoutLock.closeRun(objects, 0, 7, runs);
+        assertThat(TakeoutLock.sharedAhead(objects, 0, 7, runs)).as("one turn, for the heuristic wait too")
+            .isEqualTo(1);
+        assertThat(lockShared(100).status).isEqualTo(TakeoutLock.GRANTED);
+        assertThat(out.turn).as("a run of its own behind the closed one").isEqualTo(hot + 1);
+        assertThat(out.queued).as("heat still counts the tickets ahead").isEqualTo(hot + 1);
+        assertThat(lockShared(101).turn).as("which the next reader joins").isEqualTo(hot + 1);
+        assertThat(write(102).status).as("the closed run and the run: 2 turns").isEqualTo(TakeoutLock.GRANTED);
     }
 
     @Test
@@ -248,16 +320,33 @@ class TakeoutLockTest {
         }
         assertThat(write(30).status).as("9 tickets and a run: 10 turns").isEqualTo(TakeoutLock.GRANTED);
         assertThat(out.queued).as("heat still counts tickets").isEqualTo(14);
-        assertThat(write(31).status).as("now 11 turns").isEqualTo(TakeoutLock.REFUSED_HOT);
+        assertThat(write(31).status).as("the run no longer at the tail: 15 tickets, one each")
+            .isEqualTo(TakeoutLock.REFUSED_HOT);
+        assertThat(out.queued).isEqualTo(15);
+    }
+
+    /**
+     * Only the run at the tail counts as one turn: once a writer took a ticket behind 15 served readers, the next
+     * writer counts their tickets one each (16 > 10: refused), not "the run and one writer" (2 turns). The rule
+     * implemented, and the README says so (issue 22's second review, finding 2).
+     */
+    @Test
+    void shouldCountTheTicketsOfARunNoLongerAtTheTail() {
+        for (int i = 0; i < 15; i++) {
+            assertThat(lockShared(10 + i).turn).isZero();
+        }
+        assertThat(write(100).status).as("the run at the tail: one turn").isEqualTo(TakeoutLock.GRANTED);
+        assertThat(write(101).status).isEqualTo(TakeoutLock.REFUSED_HOT);
+        assertThat(out.queued).isEqualTo(16);
     }
 
     @Test
-    void shouldCloseTheRunToReadersOnceAWriterIsRefusedOrHeldBack() {
+    void shouldCloseTheRunToReadersOnlyOnceAWriterIsHeldBack() {
         lockShared(50);
         assertThat(write(45).status).isEqualTo(TakeoutLock.REFUSED_ORDER);
-        assertThat(lockShared(60).turn).as("a run of its own behind the refused writer's run").isEqualTo(1);
-        assertThat(lockShared(61).turn).as("which readers join").isEqualTo(1);
+        assertThat(lockShared(60).turn).as("a refusal does not close the run").isZero();
         TakeoutLock.closeRun(objects, 0, 7, runs); // a writer held back (TakeoutLockService)
-        assertThat(lockShared(62).turn).isEqualTo(3);
+        assertThat(lockShared(62).turn).as("a run of its own behind the closed one").isEqualTo(2);
+        assertThat(lockShared(63).turn).as("which readers join").isEqualTo(2);
     }
 }
