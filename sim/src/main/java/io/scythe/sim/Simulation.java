@@ -844,9 +844,8 @@ public final class Simulation {
 
     private void recordCommit(final long txnId, final long commitTs, final List<io.scythe.txn.Access> accesses) {
         recordedCommits++;
-        if (crashed != null) {
-            crashed.committed(txnId, accesses);
-        } else if (partitionReports != null && partitionReports.commitRepeats(accesses)) {
+        if (crashed != null ? crashed.committed(txnId, accesses)
+            : partitionReports != null && partitionReports.commitRepeats(accesses)) {
             // A recovery reported it in doubt under its id first (its coordinator was cut off past the orphan lease):
             // that record stands for it in the history; the client heard the commit, so it counts as one.
             return;

@@ -530,21 +530,33 @@ public final class Participant {
      * attempt aborts, its coordinator's clock floored above, and runs again with a new timestamp): the watermark, so a
      * forgotten tombstone never lets its install in ({@link #tombstoneRule}).
      */
-    private final java.util.TreeMap<Long, List<long[]>> tombstonesByTs = new java.util.TreeMap<>();
-    private final java.util.Set<Tomb> tombstones = new java.util.HashSet<>();
+    private final java.util.TreeMap<Long, java.util.Set<Tomb>> tombstonesByTs = new java.util.TreeMap<>();
+    /** Tombstones kept: the sizes of {@link #tombstonesByTs}' sets. */
+    private int tombstoneCount;
     /** Installs at or below this timestamp are answered STALE: a tombstone there may have been dropped. */
     private long tombstoneWatermark;
     private long tombstonesSweptNs = Long.MIN_VALUE;
 
-    private record Tomb(int table, long key, long ts) {
+    /**
+     * One tombstone's record at its timestamp (the map's key). Kept once (issue 20, aurotomb): before, each was in a
+     * HashSet of (table, key, ts) for the lookup and again in a TreeMap of ts to (table, key) arrays for the sweep;
+     * the TreeMap of ts to a set of these serves both, its lookup a map probe then a set probe.
+     */
+    private record Tomb(int table, long key) {
     }
 
     private void tombstone(final int table, final long key, final long ts) {
-        if (ts <= tombstoneWatermark || !tombstones.add(new Tomb(table, key, ts))) {
+        if (ts <= tombstoneWatermark
+            || !tombstonesByTs.computeIfAbsent(ts, t -> new java.util.HashSet<>(2)).add(new Tomb(table, key))) {
             return;
         }
-        tombstonesByTs.computeIfAbsent(ts, t -> new ArrayList<>(1)).add(new long[] {table, key});
+        tombstoneCount++;
         sweepTombstones();
+    }
+
+    private boolean tombstoned(final int table, final long key, final long ts) {
+        final java.util.Set<Tomb> at = tombstonesByTs.get(ts);
+        return at != null && at.contains(new Tomb(table, key));
     }
 
     private void sweepTombstones() {
@@ -559,10 +571,8 @@ public final class Participant {
         }
         final long horizon = AurogonTimestamp.pack(newestNs - ParticipantService.PRUNE_LAG_NS, 0, 0);
         while (!tombstonesByTs.isEmpty() && tombstonesByTs.firstKey() < horizon) {
-            final Map.Entry<Long, List<long[]>> oldest = tombstonesByTs.pollFirstEntry();
-            for (final long[] tk : oldest.getValue()) {
-                tombstones.remove(new Tomb((int) tk[0], tk[1], oldest.getKey()));
-            }
+            final Map.Entry<Long, java.util.Set<Tomb>> oldest = tombstonesByTs.pollFirstEntry();
+            tombstoneCount -= oldest.getValue().size();
             tombstoneWatermark = Math.max(tombstoneWatermark, oldest.getKey());
         }
     }
@@ -580,11 +590,11 @@ public final class Participant {
      * pruning horizon ({@code ParticipantService#pruneDeletes}).
      */
     private int tombstoneRule(final Record r, final long ts) {
-        if (tombstones.isEmpty() && tombstoneWatermark == 0) {
+        if (tombstoneCount == 0 && tombstoneWatermark == 0) {
             return OK;
         }
         sweepTombstones();
-        if (tombstones.contains(new Tomb(r.table, r.key, ts))) {
+        if (tombstoned(r.table, r.key, ts)) {
             return REFUSED;
         }
         return ts <= tombstoneWatermark && indexOf(r, ts) < 0 ? STALE : OK;
@@ -600,7 +610,7 @@ public final class Participant {
 
     /** Tombstones kept (tests, reports). */
     public int tombstones() {
-        return tombstones.size();
+        return tombstoneCount;
     }
 
     /** The tombstones' watermark: installs at or below it are answered STALE ({@link #tombstoneRule}). */

@@ -472,7 +472,17 @@
  * one) is refused instead of leaving a version pending for an orphan recovery; dropped four leases behind the
  * newest timestamp, a watermark refusing installs at or below what was dropped ({@code
  * ParticipantTest#aRollbackAheadOfItsInstallLeavesATombstoneThatRefusesTheLateInstall}, fails without; in the
- * simulator each ring keeps its order, so it cannot happen there). Not modelled: a split longer than the retry
+ * simulator each ring keeps its order, so it cannot happen there). Tombstones are kept once, a map of timestamp to
+ * (table, key) serving the lookup and the sweep (aurotomb; a hash set and a tree map before). They live only on the
+ * primary that got the ROLLBACK, and {@code Participant#adopt} does not consult them; it needs not (aurotomb): a
+ * coordinator's abort and a recovery's roll-back mark the DISCARD at every backup the attempt replicated to before
+ * any ROLLBACK goes out, and a REPLICATE goes out only once every INSTALL was acknowledged. So when a ROLLBACK reaches
+ * a primary every live backup has fenced the attempt (the DISCARD of one never held there fences it, a late
+ * REPLICATE is FENCED; of one held it drops it; forgotten decisions answer STALE), and a promotion adopts only what
+ * is held in full and undecided; an attempt rolled back before it replicated has nothing at any backup, nor will
+ * ({@code AurogonPromotionTest#shouldNeverAdoptOrHoldATransactionRolledBackBeforeThePromotion}, which passed before:
+ * the order already covered it). A tombstone check in adopt would be wrong besides: what a backup holds in full a
+ * recovery may commit, and it must then find the adopted version. Not modelled: a split longer than the retry
  * budget, which breaks queue pairs: a
  * broken RRPC ring is opened anew over the event bus, which the simulator runs only before virtual time starts. A
  * first model that failed the verbs instead showed what such a split does on cluster nodes: a decided COMMIT or

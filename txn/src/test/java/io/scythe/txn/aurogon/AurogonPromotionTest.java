@@ -254,6 +254,69 @@ class AurogonPromotionTest {
         }
     }
 
+    /** {@code rpc} (DISCARD or APPLY) of the transaction at {@code ts} at the node, its status. */
+    static int decide(final OneMemoryNode node, final int rpc, final long ts) throws Exception {
+        return node.on(rt -> rt.rocket("mn").compose(rocket -> {
+            final UnsafeBuffer request = new UnsafeBuffer(new byte[AurogonRpc.HEADER_BYTES]);
+            CoordinatorRecovery.fill(request, 0, 0, 0, ts);
+            return rocket.call(rpc, request);
+        }).map(reply -> reply.payload().getInt(0)));
+    }
+
+    static int replicateAt(final OneMemoryNode node, final UnsafeBuffer part) throws Exception {
+        return node.on(rt -> rt.rocket("mn").compose(rocket -> rocket.call(AurogonRpc.REPLICATE, part))
+            .map(reply -> reply.payload().getInt(0)));
+    }
+
+    /**
+     * Issue 20 (aurotomb): tombstones live only on the primary that got the ROLLBACK, and adopt() does not consult
+     * them, so can a backup that never saw the ROLLBACK adopt the rolled-back write when it is promoted, or hold a
+     * late REPLICATE of it? No: a coordinator's abort, and a recovery's roll-back, marks the DISCARD at every backup
+     * it replicated to before any ROLLBACK goes out (AurogonTxn#abort, CoordinatorRecovery#mark), and a REPLICATE is
+     * sent only once every INSTALL was acknowledged. So a ROLLBACK reaching a primary finds every live backup fenced:
+     * the DISCARD of a transaction never held here fences it (a late REPLICATE is then FENCED), that of one held drops
+     * it, and the promotion adopts neither (only transactions held in full and undecided). A ROLLBACK without a
+     * DISCARD (an attempt that aborted before it replicated) has nothing at any backup, nor will have. Here the
+     * backup's side of both orders, then the promotion and the same late REPLICATEs at the promoted copy.
+     */
+    @Test
+    void shouldNeverAdoptOrHoldATransactionRolledBackBeforeThePromotion() throws Exception {
+        try (OneMemoryNode node = new OneMemoryNode("items", 32)) {
+            final ParticipantService service = node.services.service(ParticipantService.class);
+            final Participant participant = service.participant();
+            final int table = backupCopy(node).schema().id();
+            final long late = AurogonTimestamp.pack(1_000_000, 1, 0); // its REPLICATE behind its DISCARD
+            final long held = AurogonTimestamp.pack(1_000_500, 2, 0); // held in full, then discarded
+            final long live = AurogonTimestamp.pack(1_001_000, 3, 0); // held in full, undecided
+            assertThat(decide(node, AurogonRpc.DISCARD, late)).as("the abort's DISCARD first").isEqualTo(Backups.OK);
+            assertThat(replicateAt(node, replicate(table, KEY_A, late, 11, 111))).as("the late REPLICATE")
+                .isEqualTo(Backups.FENCED);
+            assertThat(replicateAt(node, replicate(table, KEY_B, held, 22, 222))).isEqualTo(Backups.OK);
+            assertThat(decide(node, AurogonRpc.DISCARD, held)).isEqualTo(Backups.OK);
+            assertThat(replicateAt(node, replicate(table, KEY_B, held, 22, 222))).as("its repost, late")
+                .isEqualTo(Backups.FENCED);
+            assertThat(replicateAt(node, replicate(table, 3, live, 33, 333))).isEqualTo(Backups.OK);
+            assertThat(service.backups().held(late) || service.backups().held(held)).isFalse();
+            onLoop(node, () -> {
+                service.promote(Set.of(table), live);
+                return null;
+            });
+            assertThat(pendingAt(participant, table, KEY_A, late)).as("never held: not adopted").isFalse();
+            assertThat(pendingAt(participant, table, KEY_B, held)).as("discarded: not adopted").isFalse();
+            assertThat(pendingAt(participant, table, 3, live)).as("held and undecided: adopted").isTrue();
+            // The late REPLICATEs once more, now at the promoted copy: still refused, nothing pending.
+            assertThat(replicateAt(node, replicate(table, KEY_A, late, 11, 111))).isEqualTo(Backups.FENCED);
+            assertThat(replicateAt(node, replicate(table, KEY_B, held, 22, 222))).isEqualTo(Backups.FENCED);
+            assertThat(pendingAt(participant, table, KEY_A, late) || pendingAt(participant, table, KEY_B, held))
+                .isFalse();
+            final long[][] a = participant.versions(table, KEY_A);
+            final long[][] b = participant.versions(table, KEY_B);
+            assertThat(a == null || a.length == 1 && a[0][0] != late).as("no version of it at all").isTrue();
+            assertThat(b == null || b.length == 1 && b[0][0] != held).as("no version of it at all").isTrue();
+            assertThat(participant.violation()).isNull();
+        }
+    }
+
     /** A COPY request: the primary's newest committed version of {@code key} ({@code value} null: deleted). */
     static UnsafeBuffer copyRequest(final int table, final long key, final long wts, final Long value) {
         final UnsafeBuffer copy = new UnsafeBuffer(new byte[AurogonRpc.HEADER_BYTES + (value == null ? 0 : 8)]);

@@ -165,6 +165,35 @@ class ParticipantTest {
     }
 
     /**
+     * Tombstones are kept once, by timestamp then (table, key) (issue 20, aurotomb): a ROLLBACK sent again counts
+     * once, the same key at another timestamp or the same key and timestamp of another table is another tombstone
+     * (and refuses only its own attempt), and a sweep drops every tombstone of a timestamp it passes, counted.
+     */
+    @Test
+    void tombstonesAreKeptOncePerTableKeyAndTimestamp() {
+        final long t1 = AurogonTimestamp.pack(10_000_000L, 1, 0);
+        assertThat(p.rollback(T, 1, t1)).isEqualTo(OK);
+        assertThat(p.rollback(T, 1, t1)).as("the ROLLBACK again").isEqualTo(OK);
+        assertThat(p.tombstones()).isEqualTo(1);
+        assertThat(p.rollback(T, 1, t1 + 1)).isEqualTo(OK);
+        assertThat(p.rollback(T + 1, 1, t1)).isEqualTo(OK); // another table, no record there: kept all the same
+        assertThat(p.tombstones()).isEqualTo(3);
+        assertThat(p.install(T, 1, t1)).isEqualTo(REFUSED);
+        assertThat(p.install(T, 1, t1 + 1)).isEqualTo(REFUSED);
+        assertThat(p.install(T, 2, t1)).as("another key of the attempt: not tombstoned").isEqualTo(OK);
+        assertThat(p.install(T, 1, t1 + 2)).as("another attempt").isEqualTo(OK);
+        // Past the pruning lag: both timestamps' tombstones dropped at once, the watermark at the newer one.
+        final long t2 = AurogonTimestamp.pack(15_000_000L, 1, 0);
+        assertThat(p.rollback(T, 3, t2)).isEqualTo(OK);
+        assertThat(p.tombstones()).isEqualTo(1);
+        assertThat(p.tombstoneWatermark()).isEqualTo(t1 + 1);
+        assertThat(p.rollback(T, 4, t1)).as("below the watermark: no tombstone needed").isEqualTo(OK);
+        assertThat(p.tombstones()).isEqualTo(1);
+        assertThat(p.install(T, 4, t1)).isEqualTo(STALE);
+        assertThat(p.violation()).isNull();
+    }
+
+    /**
      * Below the tombstones' watermark, with no tombstone for the attempt, an INSTALL, INSERT or pre-attaching READ
      * is answered STALE with a floor above the watermark, not REFUSED (review of aurofix, finding 1: a coordinator
      * whose clock lagged the node's newest timestamps by more than the pruning lag was refused on every key for
