@@ -1,12 +1,16 @@
 package io.scythe.cluster;
 
+import io.scythe.config.ConfigFiles;
+import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import org.junit.jupiter.api.Test;
 
+import java.nio.file.Path;
 import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
+import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -202,5 +206,31 @@ class NodeConfigTest {
         final Map<String, JsonObject> alone = ShardOwnership.assign(cns, Set.of(b));
         assertThat(alone.values()).allSatisfy(o -> assertThat(o.getString("owner")).isEqualTo("cn1"));
         assertThat(ShardOwnership.assign(cns, Set.of()).get("cn0").getString("owner")).isNull();
+    }
+
+    /** The node config of docker/compose.yaml (was TcpClusterProcessTest's), checked as every container reads it. */
+    @Test
+    void shouldAcceptTheComposeFilesNodeConfig() throws Exception {
+        final Vertx vertx = Vertx.vertx();
+        try {
+            final JsonObject json = ConfigFiles.read(vertx, Path.of("../docker/conf/cluster.yaml"))
+                .await(30, TimeUnit.SECONDS);
+            // What each container's environment adds; the key store is mounted in the container only.
+            json.put("node", "cn2").put("host", "172.28.0.23").put("secret", "from SCYTHE_SECRET, 16+ chars");
+            assertThat(json.getString("eventBusKeyStore")).isEqualTo("/opt/scythe/conf/eventbus.p12");
+            json.remove("eventBusKeyStore");
+            final NodeConfig config = NodeConfig.of(json);
+            assertThat(config.fabricOptions().provider()).isEqualTo("tcp");
+            assertThat(config.fabricOptions().addresses()).containsKeys("tso", "proxy1", "mn0", "mn1", "cn0", "cn1",
+                "cn2");
+            assertThat(config.tsoProxies()).containsExactly("proxy1");
+            assertThat(config.memoryNodes()).containsExactly("mn0", "mn1");
+            assertThat(config.stateDir()).as("the TSO's checkpoint, on a volume").isEqualTo("/var/lib/scythe");
+            assertThat(config.members()).hasSize(3);
+            // smallbank: registered by the scythe command the image runs (cli's ClusterWorkloads).
+            assertThat(config.workload().getString("name")).isEqualTo("smallbank");
+        } finally {
+            vertx.close().await(10, TimeUnit.SECONDS);
+        }
     }
 }

@@ -20,13 +20,20 @@ final class ProcessClusters {
     static LocalCluster counters(final String prefix, final int mns, final int cns, final int proxies,
                                  final java.nio.file.Path dir, final java.util.List<String> jvmOptions)
         throws java.io.IOException {
+        return counters(prefix, mns, cns, proxies, dir, jvmOptions, "shm");
+    }
+
+    /** The same over the fabric {@code provider} ({@code shm} or {@code tcp}). */
+    static LocalCluster counters(final String prefix, final int mns, final int cns, final int proxies,
+                                 final java.nio.file.Path dir, final java.util.List<String> jvmOptions,
+                                 final String provider) throws java.io.IOException {
         final java.util.List<String> options = new java.util.ArrayList<>(java.util.List.of("-Xmx256m",
             "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1"));
         options.addAll(jvmOptions);
         return new LocalCluster(prefix + java.util.UUID.randomUUID().toString().substring(0, 8),
             "a test secret of the cluster", mns, cns, proxies,
             new io.vertx.core.json.JsonObject().put("name", "counters").put("keys", 64),
-            new io.vertx.core.json.JsonObject().put("provider", "shm").put("costModel",
+            new io.vertx.core.json.JsonObject().put("provider", provider).put("costModel",
                 new io.vertx.core.json.JsonObject().put("profile", "zero")),
             "scythe", dir, LocalCluster.Launcher.sameClasspath(options));
     }

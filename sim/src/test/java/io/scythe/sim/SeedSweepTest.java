@@ -27,6 +27,28 @@ class SeedSweepTest extends SimVertxTest {
      * e.g. {@code scythe sim --explore 10000 --workload all --protocols rcc-occ,rcc-occ:primitive=rpc}.
      */
     static final int PAPER_SEEDS = Integer.getInteger("scythe.sim.paperSeeds", 25);
+    /**
+     * Seeds of TPC-C in the sweeps above ({@link #SEEDS}' and {@link #PAPER_SEEDS}' share of it), a quarter of the
+     * others' for scythe, ford-occ and farm-occ and 10 for the papers' forms: a TPC-C seed loads a warehouse and costs
+     * ~10 times a seed of the other workloads, yet commits 1-2 transactions (25 seeds of each RCC form: 24-70
+     * committed, 174-220 checked), so it was 48-65 % of each sweep class's time (issue 23, suitetime2: CPU of
+     * SeedSweepTest's three TPC-C cases 227 of 474 s, RccSeedSweepTest's nine 222 of 349 s, RccTsSeedSweepTest's six
+     * 177 of 271 s at load ~35). What TPC-C checks (its consistency conditions, inserts and deletes) stays in every
+     * protocol's sweep; the long TPC-C runs are the CLI's, e.g. {@code scythe sim --explore 1000 --workload tpcc
+     * --protocols scythe,ford-occ,farm-occ} ({@code -Dscythe.sim.tpccSeeds=N -Dscythe.sim.paperTpccSeeds=N} here).
+     */
+    static final int TPCC_SEEDS = Integer.getInteger("scythe.sim.tpccSeeds", 25);
+    static final int PAPER_TPCC_SEEDS = Integer.getInteger("scythe.sim.paperTpccSeeds", 10);
+
+    /** The seeds of {@code workload} in a sweep of scythe, ford-occ and farm-occ. */
+    static int seeds(final Explorer.Workload workload) {
+        return workload == Explorer.Workload.TPCC ? TPCC_SEEDS : SEEDS;
+    }
+
+    /** The seeds of {@code workload} in a sweep of the papers' protocols' forms. */
+    static int paperSeeds(final Explorer.Workload workload) {
+        return workload == Explorer.Workload.TPCC ? PAPER_TPCC_SEEDS : PAPER_SEEDS;
+    }
 
     static Stream<Arguments> workloadsAndProtocols() {
         return everyWorkloadUnder("scythe", "ford-occ", "farm-occ");
@@ -50,10 +72,10 @@ class SeedSweepTest extends SimVertxTest {
         sweep(vertx, workload, protocol);
     }
 
-    /** {@link #SEEDS} seeds of {@code workload} under {@code protocol}: no failure, and histories were checked. */
+    /** {@link #seeds} seeds of {@code workload} under {@code protocol}: no failure, and histories were checked. */
     static void sweep(final io.vertx.core.Vertx vertx, final Explorer.Workload workload, final String protocol)
         throws Exception {
-        sweep(vertx, workload, protocol, SEEDS);
+        sweep(vertx, workload, protocol, seeds(workload));
     }
 
     /** {@code seeds} seeds of {@code workload} under {@code protocol}: no failure, and histories were checked. */
