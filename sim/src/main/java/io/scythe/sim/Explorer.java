@@ -391,6 +391,7 @@ public final class Explorer {
         for (final String protocol : protocols) {
             int failed = 0;
             int gaveUp = 0;
+            final List<Long> gaveUpSeeds = new ArrayList<>(); // named in the summary, to replay one
             long committed = 0;
             long checked = 0;
             long snapshotReaders = 0;
@@ -403,6 +404,9 @@ public final class Explorer {
                 committed += o.committed();
                 snapshotReaders += o.snapshotReaders();
                 gaveUp += o.gaveUp() ? 1 : 0;
+                if (o.gaveUp() && gaveUpSeeds.size() < 20) {
+                    gaveUpSeeds.add(seed);
+                }
                 final JsonObject crash = o.run() == null ? null : o.run().getJsonObject("sim").getJsonObject("crash");
                 if (crash != null && crash.getValue("recovery") instanceof JsonObject r) {
                     if (r.getValue("nodes") instanceof io.vertx.core.json.JsonArray several) { // --crash-cn a,b
@@ -446,7 +450,9 @@ public final class Explorer {
                     ? "" : " (a crash's commits in doubt each judged all or nothing)")
                     : checked + " checked for serializability",
                 seedsByAnomaly.isEmpty() ? "" : "; seeds with " + seedsByAnomaly.toString().replace("=", ": "),
-                gaveUp == 0 ? "" : "; " + gaveUp + " seeds gave a loop up (its node stopped serving)");
+                gaveUp == 0 ? "" : "; " + gaveUp + " seeds gave a loop up (its node stopped serving; seeds "
+                    + gaveUpSeeds.stream().map(String::valueOf).collect(java.util.stream.Collectors.joining(", "))
+                    + (gaveUp > gaveUpSeeds.size() ? ", ..." : "") + ")");
             if (snapshotIsolation(protocol)) {
                 // Whether SI's own path ran: reads below T_start that no validation checks and no lock covers.
                 out.printf("%-10s %-9s judged by snapshot isolation; %d committed read-write transactions read a key "

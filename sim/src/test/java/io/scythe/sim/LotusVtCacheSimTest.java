@@ -90,8 +90,8 @@ class LotusVtCacheSimTest extends SimVertxTest {
                     : Future.succeededFuture();
                 done = Future.all(txn.readForUpdate("checking", from), txn.readForUpdate("checking", to), extra)
                     .compose(v -> {
-                        final UnsafeBuffer a = copy(v.resultAt(0));
-                        final UnsafeBuffer b = copy(v.resultAt(1));
+                        final UnsafeBuffer a = LotusSimRuns.copy(v.resultAt(0));
+                        final UnsafeBuffer b = LotusSimRuns.copy(v.resultAt(1));
                         a.putLong(0, a.getLong(0) - 1);
                         b.putLong(0, b.getLong(0) + 1);
                         txn.write("checking", from, a, 0, a.capacity());
@@ -172,11 +172,5 @@ class LotusVtCacheSimTest extends SimVertxTest {
             }
         }
         return Future.all(reads).mapEmpty();
-    }
-
-    private static UnsafeBuffer copy(final UnsafeBuffer b) {
-        final UnsafeBuffer c = new UnsafeBuffer(new byte[b.capacity()]);
-        c.putBytes(0, b, 0, b.capacity());
-        return c;
     }
 }

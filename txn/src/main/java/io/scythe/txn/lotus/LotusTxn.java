@@ -832,9 +832,10 @@ final class LotusTxn extends OneSidedTxn {
         final Future<Void> invisible = writeInvisible();
         final Future<io.scythe.txn.recovery.RedoLog.Appended> logged = logAhead();
         return Future.join(invisible, logged).transform(ar -> {
-            if (logged.failed() && logged.cause() instanceof io.scythe.txn.recovery.RedoLog.RecordInDoubtException) {
-                return giveUpAhead("its redo record's WRITE failed before T_commit and may have landed",
-                    logged.cause());
+            if (logged.failed() && logged.cause() instanceof io.scythe.txn.recovery.RedoLog.RecordInDoubtException d) {
+                // In doubt only on memory nodes a failover removes: an abort (its record withdrawn from the serving
+                // copies, its cells cleared), not a give-up.
+                return abortOrGiveUpAhead(d, "its redo record's WRITE failed before T_commit and may have landed");
             }
             return ar.failed() ? Future.failedFuture(invisible.failed() ? invisible.cause() : logged.cause())
                 : Future.<Void>succeededFuture();

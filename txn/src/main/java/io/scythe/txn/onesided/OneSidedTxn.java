@@ -445,6 +445,21 @@ public abstract class OneSidedTxn implements Txn {
         return redo().logAhead(configEpoch);
     }
 
+    /**
+     * A record {@link #logAhead} logged in doubt ({@code doubt}) only on memory nodes a configuration removes: durable
+     * on every serving copy ({@link RedoStep#aheadOnSurvivingCopies}), the attempt aborts as {@code reconfigured}
+     * (retried in the new configuration; its abort withdraws the record from the serving copies); else it is given up
+     * with the record ({@link RedoStep#giveUpAhead}, {@code what}).
+     */
+    protected final <T> Future<T> abortOrGiveUpAhead(final io.scythe.txn.recovery.RedoLog.RecordInDoubtException doubt,
+                                                     final String what) {
+        return redo().aheadOnSurvivingCopies(doubt).compose(survived -> survived
+            ? Future.failedFuture(new AbortException(Reconfigured.REASON, "transaction " + Long.toHexString(id)
+            + ": " + what + " (" + doubt.getMessage() + "), only on memory nodes the configuration removed: durable on "
+            + "every serving copy, withdrawn by its abort; retried in the new configuration"))
+            : giveUpAhead(what, doubt));
+    }
+
     /** Withdraws a record logged ahead by an attempt that will not commit ({@link RedoStep#withdrawAhead}). */
     protected final Future<Void> withdrawAhead() {
         return redo == null ? Future.succeededFuture() : redo.withdrawAhead();
