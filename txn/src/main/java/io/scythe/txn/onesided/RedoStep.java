@@ -119,7 +119,9 @@ public final class RedoStep {
      * survivor's record in doubt on the crashed memory node only.
      */
     public Future<Boolean> aheadOnSurvivingCopies(final RedoLog.RecordInDoubtException doubt) {
-        if (decided) {
+        // Only a record logged ahead (which decides nothing) may be withdrawn this way; a commit record in doubt
+        // must never become an abort (stop-53 review).
+        if (decided || loggedAhead == null) {
             return Future.succeededFuture(false);
         }
         return onSurvivingCopies(doubt).map(survived -> {
