@@ -372,6 +372,52 @@ public final class LineCache {
             SelccModule.leaseNs()));
     }
 
+    /** What {@link #sampleInvariants} found: frames checked (not busy, memo M or S) and the violations described. */
+    record Sampled(long frames, List<String> violations) {
+    }
+
+    /**
+     * The latch-word invariants of the digest's §7.2 over {@code caches} at one moment (tests, issue 21 acceptance:
+     * "sampled under load"; in the simulator every loop runs on one thread, so a sample taken between two events sees
+     * one consistent moment). Each frame with no global step in flight ({@code busy} false: a step's FAA/CAS may have
+     * landed before the frame's memo follows it) is checked against the word {@code wordAt} reads at its memory node:
+     * memo M names this participant as the word's exclusive holder (so at most one M a line, the paper's "memo = M iff
+     * latch.x = that CN"), memo S has its reader bit set ("memo = S implies its bit is set"); and no such S frame of
+     * one participant stands beside such an M frame of another ("x != 0 implies only transient reader bits": a settled
+     * S frame's bit is not transient). Reads only; changes nothing.
+     */
+    static Sampled sampleInvariants(final java.util.Collection<LineCache> caches,
+                                    final java.util.function.ToLongFunction<Line> wordAt) {
+        final List<String> bad = new ArrayList<>();
+        final Map<Line, int[]> settled = new HashMap<>(); // line -> {M holder or 0, an S participant or 0}
+        long checked = 0;
+        for (final LineCache c : caches) {
+            for (final Frame f : c.frames.values()) {
+                if (f.busy || f.memo == Memo.I) {
+                    continue;
+                }
+                checked++;
+                final long word = wordAt.applyAsLong(f.line);
+                final String where = f.line.node() + "@" + f.line.address() + " (word " + Long.toHexString(word)
+                    + ")";
+                if (f.memo == Memo.M && LatchWord.holder(word) != c.me) {
+                    bad.add("participant " + c.me + " holds " + where + " Modified but the word names holder "
+                        + LatchWord.holder(word));
+                }
+                if (f.memo == Memo.S && !LatchWord.reads(word, c.me)) {
+                    bad.add("participant " + c.me + " holds " + where + " Shared without its reader bit");
+                }
+                final int[] seen = settled.computeIfAbsent(f.line, l -> new int[2]);
+                seen[f.memo == Memo.M ? 0 : 1] = c.me;
+                if (seen[0] != 0 && seen[1] != 0 && seen[0] != seen[1]) {
+                    bad.add(where + ": Modified at participant " + seen[0] + " while participant " + seen[1]
+                        + " holds it Shared");
+                }
+            }
+        }
+        return new Sampled(checked, bad);
+    }
+
     /** Registers the invalidation handler on one compute node's peers. */
     static void serve(final CnPeers peers) {
         final int receiveSlots = SelccModule.receiveSlots();
