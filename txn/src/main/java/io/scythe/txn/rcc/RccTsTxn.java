@@ -249,7 +249,7 @@ public abstract class RccTsTxn extends OneSidedTxn {
      */
     protected final Future<Access> held(final Access a) {
         if (finished) {
-            return releaseLate(() -> unlock(a)).compose(v -> Future.failedFuture(new AbortException(
+            return releaseLate(a.partition.node(), () -> unlock(a)).compose(v -> Future.failedFuture(new AbortException(
                 AbortReason.LOCKED, "attempt over")));
         }
         a.locked = true;
@@ -259,7 +259,7 @@ public abstract class RccTsTxn extends OneSidedTxn {
     /** Takes the word back after a failed check under it, and fails with {@code why}. */
     protected final <T> Future<T> releaseAndFail(final Access a, final AbortException why) {
         a.locked = false;
-        return releaseLate(() -> unlock(a)).compose(v -> Future.failedFuture(why));
+        return releaseLate(a.partition.node(), () -> unlock(a)).compose(v -> Future.failedFuture(why));
     }
 
     /** Frees a word this attempt holds: a WRITE of 0 one-sided, else a RELEASE RPC (CAS from its owner to 0). */
