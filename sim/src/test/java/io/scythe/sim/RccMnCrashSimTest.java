@@ -54,5 +54,30 @@ class RccMnCrashSimTest extends SimVertxTest {
         assertThat(sim.containsKey("gave_up")).as("a loop gave up: " + sim.getJsonObject("gave_up")).isFalse();
         assertThat(sim.getBoolean("quiescent")).isTrue();
     }
-}
 
+    /**
+     * MVCC and SUNDIAL fail a memory node over (issue 18; refused before): SmallBank seeds of the explorer
+     * ({@code sim --explore --seed S --crash-mn 1 --replicas 2 --mns 3}) whose reads, lock CASes and RPCs to the dead
+     * node failed with errors (now aborts, retried: {@code OneSidedTxn#goneAsAbort}), with the promoted copy's rts
+     * floored at its settling ({@code RccModule#promotedSettling}) and a decided commit failing only on the removed
+     * node finished on the serving copies ({@code RccTsTxn#decidedFailure}).
+     */
+    @ParameterizedTest
+    @CsvSource({"rcc-mvcc,1", "rcc-mvcc,2", "rcc-sundial,1", "rcc-sundial,7", "rcc-mvcc:primitive=rpc,7",
+        "rcc-sundial:primitive=rpc,10"})
+    void shouldFailTheTimestampProtocolsOverWithoutAnErrorOrGivingUp(final String protocol, final long seed)
+        throws Exception {
+        final Explorer.Workload bank = Explorer.Workload.SMALLBANK;
+        final SimOptions options = Explorer.crashMemoryNode(Explorer.options(protocol, seed).memoryNodes(3)
+            .replicas(2), 1, Faults.DEFAULT_DETECT_NS);
+        final SimResult r = new Simulation(options, bank.spec(seed)).run(vertx);
+        final JsonObject run = r.run().toJson();
+        final JsonObject sim = run.getJsonObject("sim");
+        assertThat(r.invariantsOk()).as(String.valueOf(sim.getJsonArray("violations"))).isTrue();
+        assertThat(sim.containsKey("gave_up")).as("a loop gave up: " + sim.getJsonObject("gave_up")).isFalse();
+        assertThat(sim.getBoolean("quiescent")).isTrue();
+        assertThat(run.getJsonObject("conserved").getBoolean("ok")).isTrue();
+        assertThat(run.getJsonObject("aborts_by_reason").getLong("reconfigured", 0L)).isPositive();
+        assertThat(run.getLong("committed")).isPositive();
+    }
+}
