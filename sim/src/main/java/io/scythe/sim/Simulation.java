@@ -1106,7 +1106,8 @@ public final class Simulation {
                     if (module.promotedCopiesServeAtOnce(protocol)) {
                         catalog.settled(next.epoch()); // its own locks keep the commits in flight (the module says)
                     } else if (module.simulatorSettlesPromotedCopies(protocol)) {
-                        settleWhenDrained(mnLoops.get(e.getKey()), next.epoch());
+                        settleWhenDrained(mnLoops.get(e.getKey()), next.epoch(), () -> promoted.forEach((node, ids) ->
+                            module.promotedSettling(memoryNodes.get(node), ids, live)));
                     }
                 }
             }, faults.detectNs(), java.util.concurrent.TimeUnit.NANOSECONDS);
@@ -1124,14 +1125,16 @@ public final class Simulation {
      * Settles the copies configuration {@code epoch} promoted ({@code Catalog#settled}) once no commit of an older
      * epoch is past its point of no return and unfinished, looking every {@link #SETTLE_POLL_NS} on {@code loop}
      * ({@code ProtocolModule#simulatorSettlesPromotedCopies}; cluster mode's {@code MemoryNodeFailover} settles
-     * once every compute node drained). One catalog serves every compute node here, so its count is all of theirs.
+     * once every compute node drained), running {@code settling} first. One catalog serves every compute node here, so its count is all of theirs.
      */
-    private void settleWhenDrained(final SimLoop loop, final long epoch) {
+    private void settleWhenDrained(final SimLoop loop, final long epoch, final Runnable settling) {
         if (catalog.inFlightBefore(epoch) == 0) {
+            settling.run(); // ProtocolModule#promotedSettling (one loop runs every promoted node's: one process here)
             catalog.settled(epoch);
             return;
         }
-        loop.schedule(() -> settleWhenDrained(loop, epoch), SETTLE_POLL_NS, java.util.concurrent.TimeUnit.NANOSECONDS);
+        loop.schedule(() -> settleWhenDrained(loop, epoch, settling), SETTLE_POLL_NS,
+            java.util.concurrent.TimeUnit.NANOSECONDS);
     }
 
     /** Clients of compute nodes still serving whose transaction has not finished. */

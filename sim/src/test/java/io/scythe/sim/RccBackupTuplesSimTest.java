@@ -68,11 +68,11 @@ class RccBackupTuplesSimTest extends SimVertxTest {
     }
 
     /**
-     * A memory-node crash stays refused for RCC (the TODO in {@code txn.rcc}'s package docs), up front, naming what is
-     * missing rather than the default's "no protocol of module".
+     * A memory-node crash stays refused for CALVIN (the TODO in {@code txn.rcc}'s package docs), up front, naming what
+     * is missing rather than the default's "no protocol of module". The other five fail over: RccMnCrashSimTest.
      */
     @ParameterizedTest
-    @ValueSource(strings = {"rcc-mvcc", "rcc-sundial:primitive=rpc", "rcc-calvin"}) // NOWAIT, WAITDIE, OCC: RccMnCrashSimTest
+    @ValueSource(strings = {"rcc-calvin", "rcc-calvin:primitive=rpc"})
     void shouldRefuseAMemoryNodeCrashNamingWhatIsMissing(final String protocol) {
         final SimOptions options = new SimOptions().protocol(protocol).computeNodes(2).memoryNodes(3).replicas(2)
             .durationNs(100_000).faults(new Faults().crashMemoryNode(1, 50_000));

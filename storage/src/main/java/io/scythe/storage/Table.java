@@ -159,6 +159,17 @@ public final class Table {
     }
 
     /**
+     * Raises {@link #absentBound} to {@code floor} (by CAS, retried; a higher bound stays): a promoted copy's bound
+     * above every read of a missing key its dead primary served (RCC's MVCC and SUNDIAL, whose readers raise it).
+     */
+    public void raiseAbsentBound(final long floor) {
+        long seen = absentBound();
+        while (seen < floor && !indexMemory.compareAndSetLong(absentBoundOffset, seen, floor)) {
+            seen = absentBound();
+        }
+    }
+
+    /**
      * Inserts {@code key} with {@code value} committed at {@code version}; a key whose newest version is a delete is
      * revived (the delete stays in its history).
      *

@@ -104,6 +104,11 @@ public final class RccClock {
         return (lastTicks << ID_BITS) | ids;
     }
 
+    /** The ticks of the largest timestamp this clock gave or {@linkplain #observe observed} (0: none yet). */
+    public long ticks() {
+        return lastTicks;
+    }
+
     /**
      * Clock-skew control: a timestamp {@code remote} read from a tuple (a {@code wts} or {@code rts}) moves this
      * clock up to it, so the next timestamps are larger. A smaller one changes nothing.

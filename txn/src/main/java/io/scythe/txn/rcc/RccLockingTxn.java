@@ -343,7 +343,7 @@ public abstract class RccLockingTxn extends OneSidedTxn {
     /** The word is this attempt's (on the object it read): held unless the attempt is over meanwhile. */
     private Future<Access> took(final Access a, final boolean checkImage) {
         if (finished) {
-            return releaseLate(() -> unlock(a))
+            return releaseLate(a.partition.node(), () -> unlock(a))
                 .compose(v -> Future.failedFuture(new AbortException(AbortReason.LOCKED, "attempt over")));
         }
         a.locked = true;
@@ -367,7 +367,8 @@ public abstract class RccLockingTxn extends OneSidedTxn {
         a.locked = false;
         final long address = lockAddress(a);
         final long mine = ownerOf(a);
-        return releaseLate(() -> channel(a).compose(ch -> ch.compareAndSwap(address, a.rkey(), mine, 0)));
+        return releaseLate(a.partition.node(),
+            () -> channel(a).compose(ch -> ch.compareAndSwap(address, a.rkey(), mine, 0)));
     }
 
     /** Frees a word this attempt holds: a WRITE of 0 one-sided, else a RELEASE RPC. */

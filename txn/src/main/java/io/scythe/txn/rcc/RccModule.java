@@ -117,14 +117,14 @@ public final class RccModule implements ProtocolModule {
     }
 
     /**
-     * Handled for NOWAIT, WAITDIE and OCC (issue 18): the stale writer fenced by {@link #simulatorSettlesPromotedCopies},
-     * a decided commit that failed on the removed node finished on the serving copies (RccLockingTxn#decidedFailure).
-     * Refused for MVCC and SUNDIAL: readers' rts is not floored on the promoted copy and their write-back still gives
-     * the run up; the TODO in this package's docs.
+     * Handled for all five (issue 18): the stale writer fenced by {@link #simulatorSettlesPromotedCopies}, a decided
+     * commit that failed on the removed node finished on the serving copies (RccLockingTxn#decidedFailure,
+     * RccTsTxn#decidedFailure), and for MVCC and SUNDIAL the promoted copy's rts floored at its settling
+     * ({@link #promotedSettling}).
      */
     @Override
     public String memoryNodeCrashRefusal(final io.scythe.txn.Protocol protocol) {
-        return timestamped(protocol) ? RccModule.MEMORY_NODE_CRASH_REFUSAL.formatted(protocol.name()) : null;
+        return null;
     }
 
     /**
@@ -139,6 +139,68 @@ public final class RccModule implements ProtocolModule {
         return true;
     }
 
+    /**
+     * The rts floor of a promoted copy (issue 18, the package TODO's first step), as the simulator settles it: readers
+     * raise {@code rts} (and the absent bounds) on the primary only, so the promoted MVCC and SUNDIAL tuples of
+     * {@code tables} get {@code rts = max(rts, floor)} and each such table's absent bound the same,
+     * {@link #rtsFloor}. Done at the settling, not at the promotion: until then a commit of the old configuration may
+     * still write a backup's rts as its primary's commit left it (below the floor). Tables of the other protocols are
+     * left alone.
+     */
+    @Override
+    public void promotedSettling(final io.scythe.storage.LogDb node, final Set<Integer> tables,
+                                 final List<io.scythe.txn.TxnRuntime> coordinators) {
+        final long floor = rtsFloor(coordinators);
+        for (final int id : tables) {
+            final io.scythe.storage.Table table = node.table(id);
+            if (table != null) {
+                floorRts(table, floor);
+            }
+        }
+    }
+
+    /**
+     * A timestamp above every {@code rts} (and absent bound) a reader can have set so far: every {@code rts} is a
+     * coordinator's {@code RccClock#next()} (MVCC's ctts) or a commit timestamp at most a timestamp that clock
+     * observed plus 1 (SUNDIAL's {@code max(wts, rts + 1)}), so at most one tick above the largest
+     * {@link RccClock#ticks()} of the live coordinators; the floor is two ticks above it. Every coordinator is live
+     * (the simulator refuses a compute-node crash beside a memory node's for RCC), and one that never ran holds 0.
+     */
+    public static long rtsFloor(final List<io.scythe.txn.TxnRuntime> coordinators) {
+        long ticks = 0;
+        for (final io.scythe.txn.TxnRuntime rt : coordinators) {
+            ticks = Math.max(ticks, RccClock.of(rt).ticks());
+        }
+        return (ticks + 2) << RccClock.ID_BITS;
+    }
+
+    /**
+     * Raises {@code rts} of every object slot of {@code table} to {@code floor} (by CAS: a higher one stays), and its
+     * absent bound, when the table is MVCC's or SUNDIAL's (their rts after the value, at the same offset); returns
+     * whether it did.
+     */
+    public static boolean floorRts(final io.scythe.storage.Table table, final long floor) {
+        final String protocol = table.format().name();
+        if (!protocol.equals(MVCC.base()) && !protocol.equals(SUNDIAL.base())) {
+            return false;
+        }
+        final int rts = ObjectLayout.slotBytes(table.schema().maxValueBytes()); // MvccTuple's and SundialTuple's
+        final org.agrona.concurrent.AtomicBuffer m = table.objectMemory();
+        final int slot = table.objectSlotBytes();
+        if (rts + 8 > slot) {
+            throw new IllegalStateException("table " + table.schema().name() + " of " + protocol + " has no room for "
+                + "rts in its object slots (" + slot + " bytes; Protocol#objectRoom not set up on its memory node)");
+        }
+        for (int at = 0; at + slot <= m.capacity(); at += slot) {
+            long seen = m.getLongVolatile(at + rts);
+            while (seen < floor && !m.compareAndSetLong(at + rts, seen, floor)) {
+                seen = m.getLongVolatile(at + rts);
+            }
+        }
+        table.raiseAbsentBound(floor);
+        return true;
+    }
+
     /** Whether {@code protocol} is MVCC or SUNDIAL (in any form): its tuples keep an rts the backups do not track. */
     private static boolean timestamped(final io.scythe.txn.Protocol protocol) {
         final String base = protocol instanceof RccProtocol p ? p.base() : protocol.name();
@@ -146,18 +208,19 @@ public final class RccModule implements ProtocolModule {
     }
 
     /**
-     * MVCC and SUNDIAL refuse cluster mode's memory-node failover (issue 18, a review of stop 51): a promoted copy's
-     * rts is not floored above the reads its dead primary served (backups hold rts = wts for SUNDIAL, and MVCC's rts
+     * MVCC and SUNDIAL refuse cluster mode's memory-node failover (issue 18, a review of stop 51): there a promoted
+     * copy's rts is not floored above the reads its dead primary served (the simulator's {@link #promotedSettling}
+     * is not wired into cluster mode's {@code MemoryNodeFailover}) (backups hold rts = wts for SUNDIAL, and MVCC's rts
      * is raised on the primary only), so a write could commit below a read already served. The member's death is then
      * logged as not failed over, and {@code scythe chaos --mn-faults} refuses them. NOWAIT, WAIT-DIE and OCC lock
      * their objects and take the shared failover like FORD's protocols.
      */
     @Override
     public String clusterMemoryNodeFailoverRefusal(final io.scythe.txn.Protocol protocol) {
-        final String base = protocol instanceof RccProtocol p ? p.base() : protocol.name();
-        return base.equals(MVCC.name()) || base.equals(SUNDIAL.name())
-            ? protocol.name() + ": a promoted copy's rts is not floored above the reads its dead primary served, so "
-                + "cluster nodes do not fail a memory node over for RCC's timestamp protocols (txn.rcc's package TODO)"
+        return timestamped(protocol)
+            ? protocol.name() + ": in cluster mode's failover a promoted copy's rts is not floored above the reads its "
+                + "dead primary served (the simulator's floors it, RccModule#promotedSettling), so cluster nodes do not "
+                + "fail a memory node over for RCC's timestamp protocols (txn.rcc's package TODO)"
             : null;
     }
 

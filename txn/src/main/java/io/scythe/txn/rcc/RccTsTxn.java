@@ -107,20 +107,22 @@ public abstract class RccTsTxn extends OneSidedTxn {
         return bytes;
     }
 
+    /** A read, an error after a memory-node failover an abort ({@link #goneAsAbort}, as RccLockingTxn's). */
     @Override
     public final Future<UnsafeBuffer> read(final String table, final long key) {
         if (readOnlyTable(table)) {
-            return readOnlyRead(table, key);
+            return goneAsAbort(readOnlyRead(table, key));
         }
-        return readVia(table, key, a -> a.locked ? Future.succeededFuture(a) : once(a, this::fetch));
+        return goneAsAbort(readVia(table, key, a -> a.locked ? Future.succeededFuture(a) : once(a, this::fetch)));
     }
 
+    /** A locking read, an error after a memory-node failover an abort ({@link #goneAsAbort}). */
     @Override
     public final Future<UnsafeBuffer> readForUpdate(final String table, final long key) {
         if (readOnlyTable(table)) {
-            return readOnlyRead(table, key);
+            return goneAsAbort(readOnlyRead(table, key));
         }
-        return readVia(table, key, this::lockOnce);
+        return goneAsAbort(readVia(table, key, this::lockOnce));
     }
 
     /** {@code a}'s lock, taken once (concurrent operations of the attempt on one key share it). */
@@ -203,7 +205,9 @@ public abstract class RccTsTxn extends OneSidedTxn {
             }
         }
         mark(io.scythe.txn.Stage.EXECUTE);
-        return finishCommit(staged(io.scythe.txn.Stage.LOCK, settle(locking))
+        // An error before the point of no return after a memory-node failover is an abort (goneAsAbort); past it the
+        // write-back's failures are decidedFailure's.
+        return goneAsAbort(finishCommit(staged(io.scythe.txn.Stage.LOCK, settle(locking))
             .compose(v -> staged(io.scythe.txn.Stage.VALIDATE, raiseAbsentBounds(ts.getAsLong())
                 .compose(x -> validate.get())))
             .compose(v -> {
@@ -214,12 +218,40 @@ public abstract class RccTsTxn extends OneSidedTxn {
                     }
                 }
                 return staged(io.scythe.txn.Stage.LOG, RccLog.log(runtime, form, id, version, logKind(),
-                    writes.written(), this::lockOwner, configEpoch(), pointOfNoReturn())).recover(e -> RccLog.inDoubt(e) ? decidedFailure("its log "
-                    + "record's WRITE failed and may have landed", e) : Future.failedFuture(e));
+                    writes.written(), this::lockOwner, configEpoch(), pointOfNoReturn())
+                    .map(appended -> logged = appended)).recover(e -> RccLog.inDoubt(e) ? decidedFailure("its log "
+                    + "record's WRITE failed and may have landed", e)
+                    .map(done -> { // finished on the serving copies: nothing left to write back
+                        finishedAfterFailover = true;
+                        return (io.scythe.txn.recovery.RedoLog.Appended) null;
+                    }) : Future.failedFuture(e));
             })
-            .compose(appended -> staged(io.scythe.txn.Stage.WRITE_BACK, writeBack())
+            .compose(appended -> staged(io.scythe.txn.Stage.WRITE_BACK, countedWriteBack())
                 .onSuccess(v -> RccLog.reclaim(runtime, appended)))
-            .map(v -> ts.getAsLong()));
+            .map(v -> ts.getAsLong())));
+    }
+
+    /** The record the Log stage made durable (null: none, or not yet). */
+    private io.scythe.txn.recovery.RedoLog.Appended logged;
+    /** The commit was finished on the serving copies after a failover, from its record ({@link #decidedFailure}). */
+    private boolean finishedAfterFailover;
+
+    /**
+     * {@link #writeBack}, counted past its point of no return until finished ({@code Catalog#decided}), on the serving
+     * copies too ({@link #decidedFailure}): a failover's promoted copies stay unsettled meanwhile, so no old
+     * configuration's write lands on them after RccModule#promotedSettling floored their rts (as RccLockingTxn).
+     */
+    private Future<Void> countedWriteBack() {
+        if (finishedAfterFailover) {
+            return Future.succeededFuture();
+        }
+        final io.scythe.txn.Catalog catalog = runtime.catalog();
+        final long epoch = configEpoch();
+        catalog.decided(epoch);
+        return writeBack().recover(e -> e instanceof io.scythe.txn.OutcomeUnknownException
+                || e instanceof AbortException ? Future.failedFuture(e)
+                : decidedFailure("its write-back failed and may have landed in part", e))
+            .onComplete(done -> catalog.finished(epoch));
     }
 
     protected static AbortException abort(final AbortReason reason, final Access a, final String why) {
@@ -249,7 +281,7 @@ public abstract class RccTsTxn extends OneSidedTxn {
      */
     protected final Future<Access> held(final Access a) {
         if (finished) {
-            return releaseLate(() -> unlock(a)).compose(v -> Future.failedFuture(new AbortException(
+            return releaseLate(a.partition.node(), () -> unlock(a)).compose(v -> Future.failedFuture(new AbortException(
                 AbortReason.LOCKED, "attempt over")));
         }
         a.locked = true;
@@ -259,7 +291,7 @@ public abstract class RccTsTxn extends OneSidedTxn {
     /** Takes the word back after a failed check under it, and fails with {@code why}. */
     protected final <T> Future<T> releaseAndFail(final Access a, final AbortException why) {
         a.locked = false;
-        return releaseLate(() -> unlock(a)).compose(v -> Future.failedFuture(why));
+        return releaseLate(a.partition.node(), () -> unlock(a)).compose(v -> Future.failedFuture(why));
     }
 
     /** Frees a word this attempt holds: a WRITE of 0 one-sided, else a RELEASE RPC (CAS from its owner to 0). */
@@ -311,23 +343,36 @@ public abstract class RccTsTxn extends OneSidedTxn {
         // The backups first (one-sided WRITEs of the newest version: value, length, flags, version; no lock word;
         // then the protocol's tuple state as the primary's commit leaves it, addBackupWrites), every one completed
         // before any primary is written and released.
-        return io.scythe.txn.onesided.Replicas.writeBack(runtime, written, new ArrayList<>(0), (batch, a, b) ->
+        return io.scythe.txn.onesided.Replicas.writeBack(runtime, written, writeBackFailedOn(), (batch, a, b) ->
                 addBackupWrites(batch, a, io.scythe.storage.ObjectLayout.addressOf(a.backupPointers[b]),
                     a.partition.backups().get(b).descriptor().objects().rkey()))
-            .recover(e -> decidedFailure("its write-back to the backups failed and may have landed in part", e))
-            .compose(v -> writeBackPrimaries());
+            .compose(v -> writeBackPrimaries()); // a failure: countedWriteBack's (decidedFailure)
     }
 
     /** The lock kind this protocol's log records name ({@link RccLog}). */
     protected abstract RccLockKind logKind();
 
     /**
-     * A failure once the commit's log record is (or may be) durable: never an abort (recovery may roll it forward),
-     * so what it holds stays held and the commit is in doubt.
+     * A failure once the commit's log record is (or may be) durable: never an abort (recovery may roll it forward).
+     * After a memory-node failover whose removed node is the only one it failed on (issue 18), the commit is finished
+     * on the serving copies from its record ({@code RedoStep#finishOwnRecord}, as RccLockingTxn's): a live primary by
+     * this protocol's own roll-forward while its token holds (MVCC's older-slot move, SUNDIAL's rts), a promoted copy
+     * by versions, which the backups-first write-back already gave the whole tuple (MVCC's older slots, SUNDIAL's rts
+     * = wts; RccModule#promotedSettling floors rts after). Else what it holds stays held and the commit is in doubt.
      */
-    private <T> Future<T> decidedFailure(final String what, final Throwable cause) {
-        RccLog.keepHeld(accesses);
-        return giveUpInDoubt(what, cause);
+    private Future<Void> decidedFailure(final String what, final Throwable cause) {
+        return finishOwnRecord(cause, logged, installedVersion(), logKind(), this::lockOwner, what)
+            .onFailure(e -> RccLog.keepHeld(accesses));
+    }
+
+    /** The version this commit installs (every written object's; 0: none written). */
+    private long installedVersion() {
+        for (final Access a : accesses) {
+            if (a.dirty || a.inserted) {
+                return a.installedVersion;
+            }
+        }
+        return 0;
     }
 
     /** {@link #writeBack}'s part on the primaries: each object installed and every lock word freed. */
@@ -343,7 +388,8 @@ public abstract class RccTsTxn extends OneSidedTxn {
         final List<Future<?>> sent = new ArrayList<>();
         for (final Map.Entry<String, List<Access>> e : RccLockingTxn.byNode(held).entrySet()) {
             if (form.oneSided(RccForm.Step.COMMIT)) {
-                sent.add(commitOneSided(e.getKey(), e.getValue()));
+                sent.add(commitOneSided(e.getKey(), e.getValue())
+                    .onFailure(x -> writeBackFailedOn().add(e.getKey()))); // for decidedFailure
                 continue;
             }
             sent.add(runtime.rocket(e.getKey()).compose(rocket -> {
@@ -366,9 +412,9 @@ public abstract class RccTsTxn extends OneSidedTxn {
                         + e.getKey() + " refused the write-back of transaction " + Long.toHexString(id)))));
                 }
                 return settle(calls);
-            }));
+            }).onFailure(x -> writeBackFailedOn().add(e.getKey()))); // for decidedFailure
         }
-        return settle(sent).recover(e -> giveUpInDoubt("its write-back failed and may have landed in part", e));
+        return settle(sent); // a failure (it may have landed in part): countedWriteBack's (decidedFailure)
     }
 
     /** One doorbell to {@code node}: each object's install, then its release when Release is one-sided; else RPC. */

@@ -35,8 +35,8 @@
  * Release digits). Backups of MVCC and SUNDIAL hold the tuple as the primary's commit leaves it (issue 18,
  * {@code RccTsTxn#addBackupWrites}): MVCC's three older version slots and rts, SUNDIAL's rts (= wts); readers' rts
  * raises reach the primary only. CALVIN's write-back writes every backup before its primary too (its package docs).
- * Memory-node failover ({@code sim --crash-mn}) runs for NOWAIT, WAITDIE and OCC and stays refused for MVCC, SUNDIAL
- * and CALVIN: the TODO of issue 18 below. The enumerator ({@code hybrid=auto}) keeps the Log digit one-sided (RCC's finding: logging
+ * Memory-node failover ({@code sim --crash-mn}) runs for NOWAIT, WAITDIE, OCC, MVCC and SUNDIAL and stays refused
+ * for CALVIN: the TODO of issue 18 below. The enumerator ({@code hybrid=auto}) keeps the Log digit one-sided (RCC's finding: logging
  * strongly prefers one-sided WRITE; varying it would double every enumeration); a code given by hand may set it to
  * RPC. Recovery from the log, for all five, in the simulator ({@code --crash-cn N --crash-recover},
  * {@code --explore N --crashes}): the shared recovery rolls each record forward while its words still hold the
@@ -63,7 +63,7 @@
  * built: CALVIN's input log, and the per-stage breakdown beyond the shared stages.
  *
  * <p><b>Memory-node failover in the simulator</b> (issue 18, {@code sim --crash-mn 1 --replicas 2 --mns 3}) runs for
- * NOWAIT, WAITDIE and OCC, in every form. What the TODO below named, as done for them:
+ * NOWAIT, WAITDIE, OCC, MVCC and SUNDIAL, in every form. What the TODO below named, as done for them:
  * <ol>
  *   <li>The stale writer is fenced by blocking: the simulator settles the promoted partitions only once no commit
  *       of an older configuration epoch is past its point of no return and unfinished
@@ -72,11 +72,22 @@
  *       are retried. An attempt not yet at its point of no return when the configuration changed is refused there
  *       ({@code OneSidedTxn#pointOfNoReturn}, or the write-back's epoch check without a log). The Commit stage
  *       counts itself in {@code Catalog#decided} until it finished, on the serving copies too.</li>
- *   <li>(MVCC and SUNDIAL only: not done, below.)</li>
+ *   <li>MVCC and SUNDIAL: readers raise {@code rts} (and the absent bounds) on the primary only, so when the
+ *       simulator settles the promoted copies ({@code ProtocolModule#promotedSettling}, once no commit of the old
+ *       configuration is in flight: not at the promotion, since such a commit still writes a backup's rts as its
+ *       primary left it) every promoted MVCC and SUNDIAL tuple's {@code rts} and its table's absent bound are raised
+ *       to a floor above every timestamp issued so far ({@link io.scythe.txn.rcc.RccModule#rtsFloor}: the live
+ *       coordinators' largest {@link io.scythe.txn.rcc.RccClock#ticks()} plus 2, since every {@code rts} is a
+ *       {@code next()} or a timestamp a clock observed plus 1). A writer below a read the dead primary served then
+ *       aborts by W1 (MVCC) or commits above it (SUNDIAL). The floor is our rule; RCC has no memory-node failover.
+ *       {@code RccTsTxn} counts its write-back in {@code Catalog#decided} as the locking protocols do, so the
+ *       settling waits for it.</li>
  *   <li>A decided commit whose log record's WRITE or write-back failed only on the removed node is finished on the
  *       serving copies from its record ({@code RedoStep#finishOwnRecord}; without a log, from the record it would have
  *       written, {@code RedoLog#recordOf}): a promoted copy by versions, a live primary while its token holds; it is
- *       reported committed. A lock verb, and any error of an attempt before its point of no return, on a node the
+ *       reported committed (MVCC and SUNDIAL too, {@code RccTsTxn#decidedFailure}: a live primary by their own
+ *       roll-forward, a promoted copy by versions, which its backups-first write-back already gave the whole tuple).
+ *       A lock verb, and any error of an attempt before its point of no return, on a node the
  *       configuration removes is an abort, retried ({@code OneSidedTxn#lockVerbInDoubt(String, String, Throwable)},
  *       {@code #goneAsAbort}).</li>
  * </ol>
@@ -85,17 +96,12 @@
  * recovery, which the simulator refuses with a memory-node crash for every protocol but Aurogon's and Lotus's
  * ({@code Explorer#crashMemoryNode}): not run.
  *
- * <p><b>TODO (issue 18, issue 23 §2): memory-node failover of MVCC, SUNDIAL and CALVIN in the simulator.</b>
- * {@code RccModule} (for MVCC and SUNDIAL) and {@code CalvinModule} keep the refusal. What is still missing:
+ * <p><b>TODO (issue 18, issue 23 §2): memory-node failover of CALVIN in the simulator, and of MVCC and SUNDIAL on
+ * cluster nodes.</b> {@code CalvinModule} keeps the simulator's refusal; {@code RccModule} keeps cluster mode's for MVCC
+ * and SUNDIAL. What is still missing:
  * <ol>
- *   <li>Readers raise {@code rts} on the primary only (RCC replicates commits, not reads). The promotion step
- *       ({@code ProtocolModule#promoted}) must floor every promoted MVCC and SUNDIAL tuple's {@code rts} above every
- *       timestamp issued so far, e.g. the live coordinators' {@code RccClock} ticks plus 2 (each {@code wts} and
- *       {@code rts} is a {@code next()} or a timestamp observed plus 1), so that a writer below a read the dead
- *       primary served aborts by W1, or commits above it (SUNDIAL).</li>
- *   <li>{@code RccTsTxn}'s write-back still gives its loop up on a failure on the removed node (step 3 above, done
- *       for the locking protocols only), and its lock verbs' give-ups ({@code MvccTxn}, {@code SundialTxn}) now abort
- *       on a removed node but were not swept.</li>
+ *   <li>Cluster mode's {@code MemoryNodeFailover} does not call {@code ProtocolModule#promotedSettling}, and its
+ *       floor would need every live compute node's clock (a gathering the simulator reads directly).</li>
  *   <li>CALVIN's executors give the run up on any failed write-back (its scheduler's lock is the lock, so the stale
  *       writer does not arise there).</li>
  *   <li>The shared recovery's roll-forward writes a backup's newest version only ({@link

@@ -358,6 +358,17 @@ public interface ProtocolModule {
     }
 
     /**
+     * The simulator's settling of copies it promoted ({@link #simulatorSettlesPromotedCopies}): memory node
+     * {@code node}'s promoted {@code tables} (as in {@link #promoted}) are about to serve reads, locks and inserts, no
+     * commit of an older configuration being in flight any more (none will write them as a backup again).
+     * {@code coordinators}: every live compute-node loop's runtime. Runs on {@code node}'s loop, just before
+     * {@code Catalog#settled}. Nothing by default (RCC's MVCC and SUNDIAL floor their rts here: RccModule).
+     */
+    default void promotedSettling(final io.scythe.storage.LogDb node, final java.util.Set<Integer> tables,
+                                  final List<io.scythe.txn.TxnRuntime> coordinators) {
+    }
+
+    /**
      * The module's own statistics of a finished simulator run over {@code memoryNodes} (e.g. Aurogon's read
      * deferrals, Fig. 11), reported beside the run's results as {@code sim.protocol_stats}; null (none) by default.
      */

@@ -236,7 +236,7 @@ public final class MvccTxn extends RccTsTxn {
                     batch.read(a.address(), a.rkey(), image, 0, bytes);
                     return batch.post().recover(e -> batch.failedIndex() <= cas ? lockVerbInDoubt(a.partition.node(), "its tts CAS on "
                         + "key " + a.key + " of " + a.table + " failed after it was posted", e)
-                        : (batch.result(cas) == 0 ? releaseLate(() -> unlock(a)) : Future.<Void>succeededFuture())
+                        : (batch.result(cas) == 0 ? releaseLate(a.partition.node(), () -> unlock(a)) : Future.<Void>succeededFuture())
                         .compose(x -> Future.failedFuture(e))).map(b -> b.result(cas));
                 });
             }).compose(previous -> previous != 0 ? Future.failedFuture(abort(AbortReason.LOCKED, a, "W2: held by "
