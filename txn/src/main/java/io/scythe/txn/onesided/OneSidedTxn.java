@@ -569,17 +569,11 @@ public abstract class OneSidedTxn implements Txn {
     }
 
     /**
-     * Releases, with {@code release}, a lock granted to this attempt after it was over (nothing else will): posted
-     * again only while refused for now; failing otherwise, the loop gives up ({@link #lockVerbInDoubt}).
-     */
-    protected final Future<Void> releaseLate(final Supplier<Future<?>> release) {
-        return untilAccepted(() -> release.get().<Void>mapEmpty())
-            .recover(e -> lockVerbInDoubt("releasing a lock granted after the attempt was over failed", e));
-    }
-
-    /**
-     * {@link #releaseLate(Supplier)} of a lock on memory node {@code node}: a release that failed there is done if a
-     * configuration removes the node (the lock died with it; see {@link #lockVerbInDoubt(String, String, Throwable)}).
+     * Releases, with {@code release}, a lock on memory node {@code node} granted to this attempt after it was over
+     * (nothing else will): posted again only while refused for now; a release that failed otherwise is done if a
+     * configuration removes the node (the lock died with it), else the loop gives up ({@link #lockVerbInDoubt}).
+     * There is deliberately no form without the node: one that gave up on any failure made RCC's loops give up
+     * under memory-node crashes (stop 53).
      */
     protected final Future<Void> releaseLate(final String node, final Supplier<Future<?>> release) {
         return untilAccepted(() -> release.get().<Void>mapEmpty()).recover(e -> releaseFailedOn(List.of(node),

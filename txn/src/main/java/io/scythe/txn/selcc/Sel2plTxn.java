@@ -202,7 +202,7 @@ public final class Sel2plTxn extends LatchTxn {
     /** What a Shared FAA that returned {@code previous} left: held, or undone (an X holder showed). */
     private Future<Void> sharedOutcome(final Access a, final Entry e, final long previous, final UnsafeBuffer room) {
         if (LatchWord.shareFailed(previous)) {
-            return releaseLate(() -> channel(a).compose(ch -> ch.fetchAndAdd(e.latchAddress, a.rkey(),
+            return releaseLate(a.partition.node(), () -> channel(a).compose(ch -> ch.fetchAndAdd(e.latchAddress, a.rkey(),
                 LatchWord.unshare(p)))).andThen(v -> {
                     e.busy = false;
                     latches.forgetIfIdle(e);
@@ -213,7 +213,7 @@ public final class Sel2plTxn extends LatchTxn {
         e.holders = 1;
         final Hold h = new Hold(e, LocalLatches.Mode.SHARED);
         if (finished) {
-            return releaseLate(() -> release(a, h)).compose(v -> locked(a, "attempt over"));
+            return releaseLate(a.partition.node(), () -> release(a, h)).compose(v -> locked(a, "attempt over"));
         }
         a.held = h;
         a.locked = true;
@@ -259,7 +259,7 @@ public final class Sel2plTxn extends LatchTxn {
         final Hold h = new Hold(e, LocalLatches.Mode.EXCLUSIVE);
         h.room = room;
         if (finished && !evenIfOver) {
-            return releaseLate(() -> release(a, h)).compose(v -> locked(a, "attempt over"));
+            return releaseLate(a.partition.node(), () -> release(a, h)).compose(v -> locked(a, "attempt over"));
         }
         a.held = h;
         a.locked = true;
@@ -675,7 +675,7 @@ public final class Sel2plTxn extends LatchTxn {
         // Not raised over an object another attempt's INSERT has not committed (the read aborts), nor when the room
         // was not READ (the doorbell failed after its CAS: the attempt fails).
         final boolean raise = room != null && late == null && !insertedByAnother(a) && raisesRts(room.getLong(0), ts);
-        return releaseLate(() -> channel(a).compose(ch -> {
+        return releaseLate(a.partition.node(), () -> channel(a).compose(ch -> {
             final Doorbell batch = ch.doorbell();
             if (raise) {
                 batch.write(a.address() + a.slotBytes(), a.rkey(), WordBuffer.of(ts), 0, 8);
