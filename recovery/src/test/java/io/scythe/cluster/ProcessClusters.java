@@ -174,14 +174,22 @@ final class ProcessClusters {
         final java.util.Random random = new java.util.Random(seed);
         final java.util.List<long[]> moves = new java.util.ArrayList<>();
         final java.util.List<io.vertx.core.Future<ScytheClient.Outcome>> outcomes = new java.util.ArrayList<>();
+        final long[] tookMs = new long[count];
         for (int i = 0; i < count; i++) {
             final long from = random.nextInt(16);
             final long to = (from + 1 + random.nextInt(15)) % 16;
             final long amount = 1 + random.nextInt(9);
             moves.add(new long[] {from, to, amount});
-            outcomes.add(client.callOn(i % 2 == 0 ? "cn0" : "cn1", "move", from, to, amount));
+            final long t0 = System.nanoTime();
+            final int move = i;
+            outcomes.add(client.callOn(i % 2 == 0 ? "cn0" : "cn1", "move", from, to, amount).onComplete(o ->
+                tookMs[move] = java.util.concurrent.TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0)));
         }
         io.vertx.core.Future.join(outcomes).await(60, java.util.concurrent.TimeUnit.SECONDS);
+        final long[] sorted = tookMs.clone();
+        java.util.Arrays.sort(sorted);
+        System.out.println("concurrent moves: answered in ms p50 " + sorted[count / 2] + ", p90 " + sorted[count * 9 / 10]
+            + ", max " + sorted[count - 1]);
         final int[] committedOn = new int[2];
         for (int i = 0; i < moves.size(); i++) {
             final ScytheClient.Outcome o = outcomes.get(i).result();

@@ -3,8 +3,6 @@ package io.scythe.txn;
 import io.scythe.storage.ObjectLayout;
 import io.vertx.core.Future;
 import org.agrona.concurrent.UnsafeBuffer;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 import java.util.ArrayDeque;
@@ -17,19 +15,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * An object's versions strictly increase in the order they are installed, whatever path installs them: no commit
  * installs the version it overwrote, so a reader that validates an unchanged version read the newest value.
  */
-class VersionOrderTest {
-    private static final String T = "rows";
-    private OneMemoryNode node;
-
-    @BeforeEach
-    void setUp() throws Exception {
-        node = new OneMemoryNode(T, 64);
-    }
-
-    @AfterEach
-    void tearDown() throws Exception {
-        node.close();
-    }
+class VersionOrderTest extends OnRowsNode {
 
     /** Hands out the timestamps it was given, in order: the interleaving of a trace, replayed. */
     private static io.scythe.txn.runtime.TimestampOracle scripted(final long... timestamps) {

@@ -2,14 +2,12 @@ package io.scythe.txn.onesided;
 
 import io.scythe.storage.ObjectLayout;
 import io.scythe.txn.Access;
-import io.scythe.txn.OneMemoryNode;
+import io.scythe.txn.OnRowsNode;
 import io.scythe.txn.Txn;
 import io.scythe.txn.spi.ProtocolRegistry;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import org.agrona.concurrent.UnsafeBuffer;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -22,19 +20,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * A committed attempt's image and new-value buffers go back to the loop's {@link BufferPool}, and the next attempt's
  * accesses get them: its reads and writes see its own keys' bytes, never the previous attempt's.
  */
-class BufferReuseTest {
-    private static final String T = "rows";
-    private OneMemoryNode node;
-
-    @BeforeEach
-    void setUp() throws Exception {
-        node = new OneMemoryNode(T, 64);
-    }
-
-    @AfterEach
-    void tearDown() throws Exception {
-        node.close();
-    }
+class BufferReuseTest extends OnRowsNode {
 
     private static UnsafeBuffer value(final long v) {
         final UnsafeBuffer b = new UnsafeBuffer(new byte[8]);
@@ -49,16 +35,9 @@ class BufferReuseTest {
         final long second = node.valueOf(2);
         final List<Object> seen = new ArrayList<>();
         node.on(rt -> {
-            final OneSidedTxn t1 = (OneSidedTxn) ProtocolRegistry.protocol(protocol).begin(rt, false);
-            final UnsafeBuffer[] t1Buffers = new UnsafeBuffer[2];
-            return t1.read(T, 1).compose(v -> {
-                t1.write(T, 1, value(first + 1_000_001), 0, 8);
-                final Access a1 = t1.reads.accesses().get(0);
-                t1Buffers[0] = a1.image;
-                t1Buffers[1] = a1.newValue;
-                return t1.commit();
-            }).compose(c -> node.vertx.timer(1)).compose(x -> { // past the commit's last listener
-                final Access a1 = t1.reads.accesses().get(0);
+            return key1Written(rt, protocol, first + 1_000_001, true).compose(t1 -> {
+                final Access a1 = t1.access();
+                final UnsafeBuffer[] t1Buffers = {t1.image(), t1.newValue()};
                 seen.add(a1.image == null && a1.newValue == null); // given back
                 final OneSidedTxn t2 = (OneSidedTxn) ProtocolRegistry.protocol(protocol).begin(rt, false);
                 return t2.read(T, 2).compose(v2 -> {
@@ -150,19 +129,11 @@ class BufferReuseTest {
         final List<Object> seen = new ArrayList<>();
         node.on(rt -> {
             final BufferPool pool = BufferPool.of(rt);
-            final OneSidedTxn t1 = (OneSidedTxn) ProtocolRegistry.protocol(protocol).begin(rt, false);
-            final UnsafeBuffer[] t1Buffers = new UnsafeBuffer[2];
-            return t1.read(T, 1).compose(v -> {
-                t1.write(T, 1, value(first + 5), 0, 8);
-                final Access a1 = t1.reads.accesses().get(0);
-                t1Buffers[0] = a1.image;
-                t1Buffers[1] = a1.newValue;
-                return t1.abort();
-            }).compose(c -> node.vertx.timer(1)).compose(x -> {
-                final Access a1 = t1.reads.accesses().get(0);
-                seen.add(pool.spare(t1Buffers[0].capacity()));
-                seen.add(pool.spare(t1Buffers[1].capacity()));
-                seen.add(a1.image == t1Buffers[0] && a1.newValue == t1Buffers[1]);
+            return key1Written(rt, protocol, first + 5, false).compose(t1 -> {
+                final Access a1 = t1.access();
+                seen.add(pool.spare(t1.image().capacity()));
+                seen.add(pool.spare(t1.newValue().capacity()));
+                seen.add(a1.image == t1.image() && a1.newValue == t1.newValue());
                 return Future.succeededFuture();
             });
         });
@@ -240,23 +211,17 @@ class BufferReuseTest {
         final List<Object> seen = new ArrayList<>();
         node.on(rt -> {
             final BufferPool pool = BufferPool.of(rt);
-            final OneSidedTxn t1 = (OneSidedTxn) ProtocolRegistry.protocol(protocol).begin(rt, false);
-            final int[] valueBytes = new int[1];
-            return t1.read(T, 1).compose(v -> {
-                t1.write(T, 1, value(first + 1), 0, 8);
-                valueBytes[0] = t1.reads.accesses().get(0).newValue.capacity();
-                return t1.commit();
-            }).compose(c -> node.vertx.timer(1)).compose(x -> {
-                final Access a1 = t1.reads.accesses().get(0);
-                final int spare = pool.spare(valueBytes[0]);
+            return key1Written(rt, protocol, first + 1, true).compose(t1 -> {
+                final Access a1 = t1.access();
+                final int spare = pool.spare(t1.newValue().capacity());
                 try {
-                    t1.write(T, 1, value(first + 2), 0, 8);
+                    t1.txn().write(T, 1, value(first + 2), 0, 8);
                     seen.add("no error");
                 } catch (final IllegalStateException e) {
                     seen.add(e.getMessage());
                 }
                 seen.add(a1.newValue == null && a1.pooledNewValue == null);
-                seen.add(pool.spare(valueBytes[0]) - spare);
+                seen.add(pool.spare(t1.newValue().capacity()) - spare);
                 return Future.succeededFuture();
             });
         });
@@ -264,5 +229,29 @@ class BufferReuseTest {
         assertThat(seen.get(1)).as("no new value taken").isEqualTo(true);
         assertThat(seen.get(2)).as("no buffer taken from the pool").isEqualTo(0);
         assertThat(node.valueOf(1)).isEqualTo(first + 1);
+    }
+
+    /** An attempt that wrote key 1 and ended, with its access's image and new-value buffers as they were before. */
+    private record Ended(OneSidedTxn txn, UnsafeBuffer image, UnsafeBuffer newValue) {
+        Access access() {
+            return txn.reads.accesses().get(0);
+        }
+    }
+
+    /**
+     * An attempt of {@code protocol} that reads key 1, writes {@code newValue} there and commits ({@code commit}) or
+     * aborts, then a timer past its outcome's last listener (when a committed attempt's buffers go back).
+     */
+    private Future<Ended> key1Written(final io.scythe.txn.TxnRuntime rt, final String protocol, final long newValue,
+                                      final boolean commit) {
+        final OneSidedTxn t1 = (OneSidedTxn) ProtocolRegistry.protocol(protocol).begin(rt, false);
+        final UnsafeBuffer[] buffers = new UnsafeBuffer[2];
+        return t1.read(T, 1).compose(v -> {
+            t1.write(T, 1, value(newValue), 0, 8);
+            final Access a1 = t1.reads.accesses().get(0);
+            buffers[0] = a1.image;
+            buffers[1] = a1.newValue;
+            return commit ? t1.commit().<Void>mapEmpty() : t1.abort();
+        }).compose(c -> node.vertx.timer(1)).map(x -> new Ended(t1, buffers[0], buffers[1]));
     }
 }
