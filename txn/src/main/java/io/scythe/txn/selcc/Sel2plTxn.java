@@ -738,6 +738,6 @@ public final class Sel2plTxn extends LatchTxn {
         a.locked = false;
         created.remove(a);
         final long rts = raisesRts(rts(a), ts) ? ts : -1; // a tombstone revived in place may have a higher one
-        return releaseLate(() -> bury(a, rts)).onSuccess(v -> a.held = null);
+        return releaseLate(a.partition.node(), () -> bury(a, rts)).onSuccess(v -> a.held = null);
     }
 }
