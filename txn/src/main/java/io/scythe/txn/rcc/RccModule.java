@@ -139,6 +139,24 @@ public final class RccModule implements ProtocolModule {
         return true;
     }
 
+    /** A bug the promoted MVCC and SUNDIAL copies can be made to run, on purpose, by a test ({@link #plant}). */
+    public enum PlantedBug {
+        NONE,
+        /**
+         * The settling leaves the promoted copies' rts and absent bounds as the backups held them, below the reads
+         * their dead primary served (issue 18: what {@code RtsFloorTest} and {@code RccMnCrashSimTest} show the floor
+         * is for).
+         */
+        NO_RTS_FLOOR
+    }
+
+    private static volatile PlantedBug planted = PlantedBug.NONE;
+
+    /** Plants {@code bug} (tests only; {@link PlantedBug#NONE} restores the protocol), for every runtime of this JVM. */
+    public static void plant(final PlantedBug bug) {
+        planted = java.util.Objects.requireNonNull(bug);
+    }
+
     /**
      * The rts floor of a promoted copy (issue 18, the package TODO's first step), as the simulator settles it: readers
      * raise {@code rts} (and the absent bounds) on the primary only, so the promoted MVCC and SUNDIAL tuples of
@@ -150,6 +168,9 @@ public final class RccModule implements ProtocolModule {
     @Override
     public void promotedSettling(final io.scythe.storage.LogDb node, final Set<Integer> tables,
                                  final List<io.scythe.txn.TxnRuntime> coordinators) {
+        if (planted == PlantedBug.NO_RTS_FLOOR) {
+            return;
+        }
         final long floor = rtsFloor(coordinators);
         for (final int id : tables) {
             final io.scythe.storage.Table table = node.table(id);

@@ -80,6 +80,8 @@
  *       coordinators' largest {@link io.scythe.txn.rcc.RccClock#ticks()} plus 2, since every {@code rts} is a
  *       {@code next()} or a timestamp a clock observed plus 1). A writer below a read the dead primary served then
  *       aborts by W1 (MVCC) or commits above it (SUNDIAL). The floor is our rule; RCC has no memory-node failover.
+ *       Without it such a writer installs below R ({@code RtsFloorTest}, with the floor planted away by
+ *       {@link io.scythe.txn.rcc.RccModule#plant}); the simulator's explorer has not reached that case (README).
  *       {@code RccTsTxn} counts its write-back in {@code Catalog#decided} as the locking protocols do, so the
  *       settling waits for it.</li>
  *   <li>A decided commit whose log record's WRITE or write-back failed only on the removed node is finished on the

@@ -2,8 +2,6 @@ package io.scythe.txn.rcc;
 
 import io.scythe.txn.Protocol;
 import io.scythe.txn.spi.ProtocolRegistry;
-import io.scythe.txn.runtime.Timers;
-import io.vertx.core.Future;
 import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -11,21 +9,6 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /** RCC's rules that need no cluster: timestamps, forms and their names, WAIT-DIE's direction, refusals. */
 class RccRulesTest {
-    /** A clock whose time the test sets. */
-    private static final class FixedTimers implements Timers {
-        long now;
-
-        @Override
-        public long nowNs() {
-            return now;
-        }
-
-        @Override
-        public Future<Void> after(final long delayNs) {
-            throw new UnsupportedOperationException();
-        }
-    }
-
     @Test
     void shouldPutTheIdsInTheLowBitsAndNeverRepeatATimestamp() {
         final FixedTimers timers = new FixedTimers();

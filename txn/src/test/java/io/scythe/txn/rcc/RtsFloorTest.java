@@ -7,14 +7,22 @@ import io.scythe.storage.LogDb;
 import io.scythe.storage.ObjectLayout;
 import io.scythe.storage.Table;
 import io.scythe.storage.TableSchema;
+import io.scythe.txn.TxnRuntime;
+import io.scythe.txn.rcc.mvcc.MvccTuple;
+import io.scythe.txn.rcc.sundial.SundialTuple;
+import org.agrona.concurrent.AtomicBuffer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * The rts floor of a promoted MVCC or SUNDIAL copy ({@link RccModule#floorRts}, issue 18): every object slot's rts
- * and the table's absent bound rise to the floor, a higher rts stays, and a table of a locking protocol is left alone.
+ * and the table's absent bound rise to the floor, a higher rts stays, and a table of a locking protocol is left alone;
+ * and why the floor is needed: a read served by the primary alone, then a writer with an older timestamp on the
+ * promoted copy ({@link #shouldKeepAnOlderWriterAboveAReadTheDeadPrimaryServed}).
  */
 class RtsFloorTest {
     private LocalFabric fabric;
@@ -26,18 +34,31 @@ class RtsFloorTest {
         }
     }
 
-    @Test
-    void shouldRaiseEveryRtsAndTheAbsentBoundToTheFloorAndKeepAHigherOne() {
-        fabric = new LocalFabric(new FabricOptions().costModel(CostModel.zero()));
-        final LogDb db = new LogDb(fabric.attachNow("mn0"));
+    @AfterEach
+    void unplant() {
+        RccModule.plant(RccModule.PlantedBug.NONE);
+    }
+
+    /** A memory node {@code name} whose tables named mvcc, sundial or nowait are that protocol's. */
+    private LogDb memoryNode(final String name) {
+        if (fabric == null) {
+            fabric = new LocalFabric(new FabricOptions().costModel(CostModel.zero()));
+        }
+        final LogDb db = new LogDb(fabric.attachNow(name));
         final RccModule module = new RccModule();
-        final java.util.function.Function<String, RccProtocol> of = name -> switch (name) {
+        final java.util.function.Function<String, RccProtocol> of = n -> switch (n) {
             case "mvcc" -> RccModule.MVCC;
             case "sundial" -> RccModule.SUNDIAL;
             default -> RccModule.NOWAIT;
         };
         db.objectFormat(schema -> module.objectFormat(of.apply(schema.name()), schema));
         db.objectRoom(schema -> of.apply(schema.name()).objectRoom(schema));
+        return db;
+    }
+
+    @Test
+    void shouldRaiseEveryRtsAndTheAbsentBoundToTheFloorAndKeepAHigherOne() {
+        final LogDb db = memoryNode("mn0");
         final Table mvcc = db.create(TableSchema.fixed(1, "mvcc", 8, 4));
         final Table sundial = db.create(TableSchema.fixed(2, "sundial", 8, 4));
         final Table nowait = db.create(TableSchema.fixed(3, "nowait", 8, 4));
@@ -69,5 +90,80 @@ class RtsFloorTest {
     void shouldFloorTwoTicksAboveTheLargestTimestampAnyCoordinatorGaveOrSaw() {
         // No coordinator ran: two ticks above 0.
         assertThat(RccModule.rtsFloor(java.util.List.of())).isEqualTo(2L << RccClock.ID_BITS);
+    }
+
+    /** A coordinator's loop on compute node {@code node} (its {@link RccClock} only: the floor reads nothing else). */
+    private static TxnRuntime coordinator(final FixedTimers timers, final int node) {
+        return new TxnRuntime(null, null, timers, null, null, (long) node << 32);
+    }
+
+    /**
+     * Issue 18, why the floor: object 0 is the same version on the primary (mn0) and its backup (mn1), as a commit's
+     * backups-first write-back leaves them. A writer on cn2 took its timestamp W first (its loop's clock behind, or it
+     * began earlier); a reader on cn1 then read the object at R &gt; W on the primary, which alone raised its rts to R
+     * (a read never touches a backup). mn0 dies and mn1's copy is promoted and settled. The writer, locking the
+     * promoted copy, must not install below R (the reader saw the version before it, so it must come after R):
+     * with the floor MVCC's W1 refuses it (abort) and SUNDIAL's commit.tts rises above R; without it
+     * ({@link RccModule.PlantedBug#NO_RTS_FLOOR}) W1 lets it in at W &lt; R, and SUNDIAL commits at or below R.
+     */
+    @ParameterizedTest(name = "{0}, floor {1}")
+    @CsvSource({"mvcc,true", "mvcc,false", "sundial,true", "sundial,false"})
+    void shouldKeepAnOlderWriterAboveAReadTheDeadPrimaryServed(final String protocol, final boolean floored) {
+        final LogDb primary = memoryNode("mn0");
+        final LogDb backup = memoryNode("mn1");
+        final Table p = primary.create(TableSchema.fixed(1, protocol, 8, 4));
+        final Table b = backup.create(TableSchema.fixed(1, protocol, 8, 4));
+        final int max = 8;
+        final boolean mvcc = protocol.equals("mvcc");
+        final int rtsAt = mvcc ? MvccTuple.rtsOffset(max) : SundialTuple.rtsOffset(max);
+        final long committed = 7L << RccClock.ID_BITS; // the version both copies hold (wts), read by nobody yet
+        for (final Table t : java.util.List.of(p, b)) {
+            t.objectMemory().putLong(ObjectLayout.VERSION_OFFSET, committed);
+            t.objectMemory().putInt(ObjectLayout.VALUE_LENGTH_OFFSET, max);
+            t.objectMemory().putLong(rtsAt, committed);
+        }
+
+        final FixedTimers writerLoop = new FixedTimers();
+        final FixedTimers readerLoop = new FixedTimers();
+        final TxnRuntime writer = coordinator(writerLoop, 2);
+        final TxnRuntime reader = coordinator(readerLoop, 1);
+        writerLoop.now = 64L * 1_000;
+        final long w = RccClock.of(writer).next();
+        readerLoop.now = 64L * 5_000;
+        final long r = RccClock.of(reader).next();
+        assertThat(w).isGreaterThan(committed).isLessThan(r);
+
+        // The read at R, on the primary only: MVCC picks the newest version below R and raises rts to R; SUNDIAL's
+        // reader commits at R, renewing its lease (rts) to it.
+        final AtomicBuffer pm = p.objectMemory();
+        if (mvcc) {
+            assertThat(MvccTuple.pick(pm, 0, max, r)).isEqualTo(MvccTuple.NEWEST);
+        }
+        assertThat(pm.compareAndSetLong(rtsAt, committed, r)).isTrue();
+        // What the dead primary would have told the writer: W1 refuses it / commit above R.
+        if (mvcc) {
+            assertThat(MvccTuple.w1(pm, 0, max, w)).isFalse();
+        } else {
+            assertThat(Math.max(w, SundialTuple.writerFloor(pm, 0, max))).isGreaterThan(r);
+        }
+
+        // mn0 dies: mn1's copy is promoted, then settled with every coordinator live.
+        if (!floored) {
+            RccModule.plant(RccModule.PlantedBug.NO_RTS_FLOOR);
+        }
+        new RccModule().promotedSettling(backup, java.util.Set.of(1), java.util.List.of(reader, writer));
+
+        final AtomicBuffer bm = b.objectMemory();
+        if (mvcc) {
+            final boolean installs = MvccTuple.w1(bm, 0, max, w);
+            assertThat(installs).as("W1 lets the writer in at W < R on the promoted copy").isEqualTo(!floored);
+        } else {
+            final long commitTs = Math.max(w, SundialTuple.writerFloor(bm, 0, max));
+            if (floored) {
+                assertThat(commitTs).as("the writer's commit.tts").isGreaterThan(r);
+            } else {
+                assertThat(commitTs).as("the writer's commit.tts, inside the reader's lease").isLessThanOrEqualTo(r);
+            }
+        }
     }
 }

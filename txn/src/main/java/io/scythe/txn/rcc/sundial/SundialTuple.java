@@ -38,6 +38,14 @@ public final class SundialTuple {
         return t.getLong(base + rtsOffset(max));
     }
 
+    /**
+     * The lowest {@code commit.tts} a writer that locked this image may take: {@code max(rts, wts) + 1}, above the
+     * version it overwrites and every read of it (SUNDIAL's write rule).
+     */
+    public static long writerFloor(final DirectBuffer t, final int base, final int max) {
+        return Math.max(rts(t, base, max), wts(t, base)) + 1;
+    }
+
     public static long lock(final DirectBuffer t, final int base) {
         return t.getLong(base + LOCK_OFFSET);
     }

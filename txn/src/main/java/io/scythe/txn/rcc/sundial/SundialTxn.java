@@ -203,7 +203,7 @@ public final class SundialTxn extends RccTsTxn {
         final long rts = SundialTuple.rts(t, 0, max(a));
         clock.observe(wts);
         clock.observe(rts);
-        commitTs = Math.max(commitTs, Math.max(rts, wts) + 1);
+        commitTs = Math.max(commitTs, SundialTuple.writerFloor(t, 0, max(a)));
         return checkedImage(a);
     }
 

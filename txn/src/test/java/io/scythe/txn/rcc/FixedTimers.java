@@ -1,0 +1,19 @@
+package io.scythe.txn.rcc;
+
+import io.scythe.txn.runtime.Timers;
+import io.vertx.core.Future;
+
+/** A loop's clock whose time the test sets ({@code now}); nothing is ever scheduled on it. */
+final class FixedTimers implements Timers {
+    long now;
+
+    @Override
+    public long nowNs() {
+        return now;
+    }
+
+    @Override
+    public Future<Void> after(final long delayNs) {
+        throw new UnsupportedOperationException();
+    }
+}
