@@ -732,6 +732,7 @@ public final class Simulation {
             }
             final int computeNode = c;
             runtime.onGiveUp(why -> computeNodeGaveUp(computeNode, loop, why));
+            runtime.onPathTaken(name -> pathsTaken.computeIfAbsent(name, n -> new long[1])[0]++);
             runtimes.add(runtime);
             loopSetUp.startLoop(l, runtime, loop);
             // The harness's rule for an aborted attempt, one for every protocol (OnAbort): retry, or one attempt.
@@ -1429,6 +1430,12 @@ public final class Simulation {
      */
     private final Map<String, Map<String, Map<String, long[]>>> abortsByTable = new java.util.TreeMap<>();
 
+    /**
+     * Rare paths the loops reported taking ({@code TxnRuntime#tookPath}), by name, over every runtime of the run
+     * (those of a restarted compute node too): {@code sim.paths_taken}, absent when none was.
+     */
+    private final Map<String, long[]> pathsTaken = new java.util.TreeMap<>();
+
     private void abortedAttempt(final Object procedure, final io.scythe.txn.AbortException abort) {
         final InFlight typed = typeInFlight.get(procedure);
         final String type = typed == null ? "unknown" : typed.type;
@@ -1850,6 +1857,9 @@ public final class Simulation {
             sim.put("failure", failureText());
         }
         sim.put("violations", new io.vertx.core.json.JsonArray(violations));
+        if (!pathsTaken.isEmpty()) {
+            sim.put("paths_taken", countsJson(pathsTaken));
+        }
         if (!notJudgedJson.isEmpty()) {
             sim.put("write_skew_not_judged", notJudgedJson);
         }

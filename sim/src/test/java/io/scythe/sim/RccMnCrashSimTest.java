@@ -1,6 +1,7 @@
 package io.scythe.sim;
 
 import io.scythe.bench.workload.SmallBankSpec;
+import io.scythe.txn.onesided.OneSidedTxn;
 import io.vertx.core.json.JsonObject;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
@@ -36,23 +37,33 @@ class RccMnCrashSimTest extends SimVertxTest {
 
     /**
      * TPC-C (the explorer's: 1 warehouse, {@code sim --explore --seed S --crash-mn 1 --replicas 2 --mns 3 --workload
-     * tpcc}): seeds 2, 6, 7 and 8 of {@code rcc-nowait} gave their loop up, an attempt already over releasing a lock
-     * CAS granted late on the dead node ({@code OneSidedTxn#releaseLate} without the node: in doubt). The lock died with
-     * its node, so the release is done once the configuration removes it.
+     * tpcc}): seeds 2, 6, 7 and 8 of {@code rcc-nowait}, and seed 2 of {@code rcc-nowait:primitive=rpc}, gave their
+     * loop up, an attempt already over releasing a lock CAS granted late on the dead node ({@code
+     * OneSidedTxn#releaseLate} without the node: in doubt). The lock died with its node, so the release is done once
+     * the configuration removes it. Run as the explorer runs them (its checks: invariants, TPC-C's consistency
+     * conditions, serializability of the history), with commits, and with the late release on the removed node counted
+     * done at least once ({@code sim.paths_taken}: 3 to 9 times a seed), so a replay whose timing drifted away from
+     * that release fails instead of passing without testing it (review of stop 53). {@code rcc-waitdie,6} was dropped:
+     * it never takes that release.
      */
     @ParameterizedTest
-    @CsvSource({"rcc-nowait,2", "rcc-nowait,6", "rcc-nowait,7", "rcc-nowait,8", "rcc-nowait:primitive=rpc,2",
-        "rcc-waitdie,6"})
+    @CsvSource({"rcc-nowait,2", "rcc-nowait,6", "rcc-nowait,7", "rcc-nowait,8", "rcc-nowait:primitive=rpc,2"})
     void shouldNotGiveUpReleasingALateLockOnTheDeadNodeUnderTpcc(final String protocol, final long seed)
         throws Exception {
         final Explorer.Workload tpcc = Explorer.Workload.TPCC;
         final SimOptions options = Explorer.crashMemoryNode(Explorer.lengthened(tpcc, Explorer.options(protocol, seed))
             .memoryNodes(3).replicas(2), 1, Faults.DEFAULT_DETECT_NS);
-        final SimResult r = new Simulation(options, tpcc.spec(seed)).run(vertx);
-        final JsonObject sim = r.run().toJson().getJsonObject("sim");
-        assertThat(r.invariantsOk()).as(String.valueOf(sim.getJsonArray("violations"))).isTrue();
-        assertThat(sim.containsKey("gave_up")).as("a loop gave up: " + sim.getJsonObject("gave_up")).isFalse();
+        final Explorer.Outcome outcome = Explorer.check(vertx, tpcc, options);
+        assertThat(outcome.failure()).as(String.valueOf(outcome.failure())).isNull();
+        final JsonObject sim = outcome.run().getJsonObject("sim");
+        assertThat(outcome.gaveUp()).as("a loop gave up: " + sim.getValue("gave_up")).isFalse();
         assertThat(sim.getBoolean("quiescent")).isTrue();
+        // Commits over the whole run: the explorer's TPC-C window measures none in seeds 2, 6 and 8 of
+        // rcc-nowait, with or without the crash (`sim --explore 1 --seed S --replicas 2 --mns 3 --workload tpcc
+        // --protocols rcc-nowait`: 0 committed), so `committed` cannot tell a stalled run here; 6 or 7 commit in all.
+        assertThat(sim.getJsonObject("history").getLong("committed")).as(sim.encode()).isPositive();
+        final JsonObject paths = sim.getJsonObject("paths_taken", new JsonObject());
+        assertThat(paths.getLong(OneSidedTxn.LATE_RELEASE_ON_REMOVED_NODE, 0L)).as(paths.encode()).isPositive();
     }
 
     /**

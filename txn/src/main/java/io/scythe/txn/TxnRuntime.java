@@ -35,6 +35,8 @@ public final class TxnRuntime {
     private volatile HistoryRecorder recorder;
     /** Told when this loop cannot go on safely (see {@link #onGiveUp}); null: nothing beyond the failed reply. */
     private java.util.function.Consumer<String> giveUp;
+    /** Hears {@link #tookPath}: none by default. */
+    private java.util.function.Consumer<String> pathTaken = name -> { };
     /** How long a lock verb in doubt on a memory node waits for a configuration that removes it (0: not at all). */
     private long failoverWaitNs;
     /** Why this loop gave up ({@link #giveUp}); null while it serves. */
@@ -212,6 +214,22 @@ public final class TxnRuntime {
         if (hook != null) {
             hook.accept(why);
         }
+    }
+
+    /**
+     * Sets what hears {@link #tookPath} (the simulator counts the paths in its run's {@code sim.paths_taken}).
+     */
+    public void onPathTaken(final java.util.function.Consumer<String> hook) {
+        this.pathTaken = hook == null ? name -> { } : hook;
+    }
+
+    /**
+     * Reports that this loop took the rare path {@code name}: a failure handled in a way a test must see happen, so
+     * that a replay whose timing drifted away from it fails instead of passing without testing anything (review of
+     * stop 53). Changes nothing the protocol does.
+     */
+    public void tookPath(final String name) {
+        pathTaken.accept(name);
     }
 
     /**

@@ -481,7 +481,10 @@
  * REPLICATE is FENCED; of one held it drops it; forgotten decisions answer STALE), and a promotion adopts only what
  * is held in full and undecided; an attempt rolled back before it replicated has nothing at any backup, nor will
  * ({@code AurogonPromotionTest#shouldNeverAdoptOrHoldATransactionRolledBackBeforeThePromotion}, which passed before:
- * the order already covered it). A tombstone check in adopt would be wrong besides: what a backup holds in full a
+ * the order already covered it; it pins only the backup's side). The coordinator's order, which carries the claim, is
+ * pinned by {@code AurogonTxnTest#shouldNotRollBackAPrimaryWhenABackupAnswersTheAbortsDiscardAsApplied} (an abort's
+ * ROLLBACK only after its DISCARDs) and {@code CoordinatorRecoveryTest#shouldDecideOnceWhenTwoResolversRace} (a
+ * recovery's roll-back likewise). A tombstone check in adopt would be wrong besides: what a backup holds in full a
  * recovery may commit, and it must then find the adopted version. Not modelled: a split longer than the retry
  * budget, which breaks queue pairs: a
  * broken RRPC ring is opened anew over the event bus, which the simulator runs only before virtual time starts. A

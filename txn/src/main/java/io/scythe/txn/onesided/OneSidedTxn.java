@@ -446,6 +446,18 @@ public abstract class OneSidedTxn implements Txn {
     }
 
     /**
+     * {@link TxnRuntime#tookPath}: a record logged ahead in doubt only on memory nodes a configuration removed, the
+     * attempt aborted as {@code reconfigured} ({@link #abortOrGiveUpAhead}; helper lotusfix2).
+     */
+    public static final String AHEAD_ONLY_ON_REMOVED_NODES = "ahead_in_doubt_only_on_removed_nodes";
+
+    /**
+     * {@link TxnRuntime#tookPath}: a release of a lock granted after its attempt was over failed on a memory node a
+     * configuration removed, counted done ({@link #releaseLate}; helper rccmn2).
+     */
+    public static final String LATE_RELEASE_ON_REMOVED_NODE = "late_release_on_removed_node";
+
+    /**
      * A record {@link #logAhead} logged in doubt ({@code doubt}) only on memory nodes a configuration removes: durable
      * on every serving copy ({@link RedoStep#aheadOnSurvivingCopies}), the attempt aborts as {@code reconfigured}
      * (retried in the new configuration; its abort withdraws the record from the serving copies); else it is given up
@@ -453,11 +465,15 @@ public abstract class OneSidedTxn implements Txn {
      */
     protected final <T> Future<T> abortOrGiveUpAhead(final io.scythe.txn.recovery.RedoLog.RecordInDoubtException doubt,
                                                      final String what) {
-        return redo().aheadOnSurvivingCopies(doubt).compose(survived -> survived
-            ? Future.failedFuture(new AbortException(Reconfigured.REASON, "transaction " + Long.toHexString(id)
-            + ": " + what + " (" + doubt.getMessage() + "), only on memory nodes the configuration removed: durable on "
-            + "every serving copy, withdrawn by its abort; retried in the new configuration"))
-            : giveUpAhead(what, doubt));
+        return redo().aheadOnSurvivingCopies(doubt).<T>compose(survived -> {
+            if (!survived) {
+                return giveUpAhead(what, doubt);
+            }
+            runtime.tookPath(AHEAD_ONLY_ON_REMOVED_NODES);
+            return Future.failedFuture(new AbortException(Reconfigured.REASON, "transaction " + Long.toHexString(id)
+                + ": " + what + " (" + doubt.getMessage() + "), only on memory nodes the configuration removed: "
+                + "durable on every serving copy, withdrawn by its abort; retried in the new configuration"));
+        });
     }
 
     /** Withdraws a record logged ahead by an attempt that will not commit ({@link RedoStep#withdrawAhead}). */
@@ -563,7 +579,7 @@ public abstract class OneSidedTxn implements Txn {
                     failedOn.add(nodes.get(i));
                 }
             }
-            return releaseFailedOn(failedOn, "releasing its locks failed", e);
+            return releaseFailedOn(failedOn, "releasing its locks failed", e, null);
         });
         return released;
     }
@@ -577,17 +593,25 @@ public abstract class OneSidedTxn implements Txn {
      */
     protected final Future<Void> releaseLate(final String node, final Supplier<Future<?>> release) {
         return untilAccepted(() -> release.get().<Void>mapEmpty()).recover(e -> releaseFailedOn(List.of(node),
-            "releasing a lock granted after the attempt was over failed", e));
+            "releasing a lock granted after the attempt was over failed", e, LATE_RELEASE_ON_REMOVED_NODE));
     }
 
     /**
      * Releases that failed on memory nodes {@code nodes}: done if a configuration removes them all (the locks died
-     * with them), else in doubt ({@link #lockVerbInDoubt(String, Throwable)}).
+     * with them; reported as {@code path} to {@link TxnRuntime#tookPath}, unless null), else in doubt
+     * ({@link #lockVerbInDoubt(String, Throwable)}).
      */
     private Future<Void> releaseFailedOn(final java.util.Collection<String> nodes, final String what,
-                                         final Throwable cause) {
-        return runtime.removedWithin(nodes).compose(died -> died ? Future.<Void>succeededFuture()
-            : lockVerbInDoubt(what, cause));
+                                         final Throwable cause, final String path) {
+        return runtime.removedWithin(nodes).compose(died -> {
+            if (!died) {
+                return lockVerbInDoubt(what, cause);
+            }
+            if (path != null) {
+                runtime.tookPath(path);
+            }
+            return Future.<Void>succeededFuture();
+        });
     }
 
     /**

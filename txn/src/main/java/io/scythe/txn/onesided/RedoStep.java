@@ -115,8 +115,10 @@ public final class RedoStep {
      * Then it is not in doubt (what may land on a removed node counts for nothing: no recovery reads it), and it
      * becomes the record {@link #withdrawAhead} withdraws from the serving copies, so the attempt may abort (it
      * decided nothing yet: no cell of it is visible). Else (false) it stays in doubt: {@link #giveUpAhead}.
-     * Lotus's explorer under {@code --crash-mn}: every seed whose loop gave up (4 of 20 on SmallBank) was a
-     * survivor's record in doubt on the crashed memory node only.
+     * Lotus's explorer under {@code --crash-mn}: every seed whose loop gave up (smallbank 21 of 100, tpcc 3 of 50,
+     * phantom 5 of 50: the {@code lotus} package doc's sweeps) was a survivor's record in doubt on the crashed memory
+     * node only; each such abort is reported as {@code OneSidedTxn#AHEAD_ONLY_ON_REMOVED_NODES}
+     * ({@code TxnRuntime#tookPath}).
      */
     public Future<Boolean> aheadOnSurvivingCopies(final RedoLog.RecordInDoubtException doubt) {
         // Only a record logged ahead (which decides nothing) may be withdrawn this way; a commit record in doubt

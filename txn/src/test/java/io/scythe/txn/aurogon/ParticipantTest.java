@@ -182,8 +182,11 @@ class ParticipantTest {
         assertThat(p.install(T, 1, t1 + 1)).isEqualTo(REFUSED);
         assertThat(p.install(T, 2, t1)).as("another key of the attempt: not tombstoned").isEqualTo(OK);
         assertThat(p.install(T, 1, t1 + 2)).as("another attempt").isEqualTo(OK);
-        // Past the pruning lag: both timestamps' tombstones dropped at once, the watermark at the newer one.
-        final long t2 = AurogonTimestamp.pack(15_000_000L, 1, 0);
+        // Past the pruning lag: both timestamps' tombstones dropped at once, the watermark at the newer one. t2 is
+        // derived from the constants the sweep obeys (review of stop 53): past t1 by PRUNE_LAG_NS (so t1's clock is
+        // below the horizon) and by ORPHAN_LEASE_NS (the sweep runs at most once a lease), with 1 ms to spare.
+        final long t2 = AurogonTimestamp.pack(AurogonTimestamp.clockNs(t1) + Math.max(ParticipantService.PRUNE_LAG_NS,
+            ParticipantService.ORPHAN_LEASE_NS) + 1_000_000L, 1, 0);
         assertThat(p.rollback(T, 3, t2)).isEqualTo(OK);
         assertThat(p.tombstones()).isEqualTo(1);
         assertThat(p.tombstoneWatermark()).isEqualTo(t1 + 1);
