@@ -541,9 +541,11 @@
  * attempts pre-attach pending versions and park their READs on the previous attempt's pending versions; an attempt
  * whose READ was parked from 86 us (behind an attempt rolled back at 5.19 ms, its ROLLBACK answered OK) had that READ
  * time out only at 12.1 ms, 12 ms after its send (the call bound is 4 ms), and each later attempt then parks on the one
- * before, its own READ timing out, a convoy that never drains. Open question: why the parked READ was not answered when
- * the version it parked on was rolled back, and why its timeout came 12 ms late (a deadline taken when the request
- * left a full ring, or a reply lost at the heal?). Not yet: the fix, its replay test.
+ * before, its own READ timing out, a convoy that never drains. The participant (mn0, never cut) re-ran the parked READ
+ * at that rollback and did not park it again, so it answered at 5.19 ms; the coordinator never got that reply, and
+ * its call failed TIMED_OUT only at 12.1 ms. Open question: where that reply went (the RRPC ring's reply path after
+ * the heal, {@code io.scythe.rrpc.Rocket#expire}'s deadlines) and why the deadline came 8 ms late. Not yet: the fix,
+ * its replay test.
  *
  * <p><b>Not built yet (issue 20)</b>: SPS mode, a {@code Txn}
  * API flag for key-dependent reads (the wire flag exists). Values longer than one RRPC bucket (TPC-C's 504-680-byte rows) travel
