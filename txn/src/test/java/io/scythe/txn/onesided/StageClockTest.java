@@ -1,7 +1,8 @@
 package io.scythe.txn.onesided;
 
+import io.scythe.txn.FixedTimers;
+
 import io.scythe.txn.Stage;
-import io.scythe.txn.runtime.Timers;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import org.junit.jupiter.api.Test;
@@ -11,38 +12,27 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /** {@link StageClock#within}: time in flight moves to the inner stage, overlaps counted once, the sum unchanged. */
 class StageClockTest {
-    private long now;
-    private final Timers timers = new Timers() {
-        @Override
-        public long nowNs() {
-            return now;
-        }
-
-        @Override
-        public Future<Void> after(final long delayNs) {
-            throw new UnsupportedOperationException();
-        }
-    };
+    private final FixedTimers timers = new FixedTimers();
 
     @Test
     void shouldMoveOverlappingLocksOutOfExecutionOnce() {
         final StageClock clock = new StageClock(timers);
-        now = 10;
+        timers.now = 10;
         final Promise<Void> first = Promise.promise();
         final Promise<Void> second = Promise.promise();
         clock.within(Stage.LOCK, first.future());
-        now = 20;
+        timers.now = 20;
         clock.within(Stage.LOCK, second.future());
-        now = 40;
+        timers.now = 40;
         first.complete();
-        now = 50;
+        timers.now = 50;
         second.complete(); // in flight 10..50: 40 ns, not 30 + 30
-        now = 100;
+        timers.now = 100;
         clock.within(Stage.LOCK, Future.succeededFuture()); // done already: no time
         clock.mark(Stage.EXECUTE);
         assertThat(clock.nanos()[Stage.LOCK.index()]).isEqualTo(40);
         assertThat(clock.nanos()[Stage.EXECUTE.index()]).isEqualTo(60);
-        now = 130;
+        timers.now = 130;
         clock.mark(Stage.VALIDATE); // nothing in flight since the last mark: all of it validation
         assertThat(clock.nanos()[Stage.VALIDATE.index()]).isEqualTo(30);
         assertThat(clock.nanos()[Stage.LOCK.index()]).isEqualTo(40);
@@ -52,11 +42,11 @@ class StageClockTest {
     void shouldCountALockStillInFlightUpToTheMark() {
         final StageClock clock = new StageClock(timers);
         final Promise<Void> lock = Promise.promise();
-        now = 5;
+        timers.now = 5;
         clock.within(Stage.LOCK, lock.future());
-        now = 25;
+        timers.now = 25;
         clock.mark(Stage.EXECUTE);
-        now = 35;
+        timers.now = 35;
         lock.complete();
         clock.mark(Stage.LOG);
         assertThat(clock.nanos()[Stage.LOCK.index()]).isEqualTo(30);
@@ -67,16 +57,16 @@ class StageClockTest {
     @Test
     void shouldAccountCallbackStepsAsWithinAccountsFutures() {
         final StageClock clock = new StageClock(timers);
-        now = 10;
+        timers.now = 10;
         clock.enterWithin(Stage.LOCK);
-        now = 20;
+        timers.now = 20;
         final Promise<Void> future = Promise.promise();
         clock.within(Stage.LOCK, future.future()); // a Future step overlapping the callback one
-        now = 40;
+        timers.now = 40;
         clock.leaveWithin();
-        now = 50;
+        timers.now = 50;
         future.complete(); // in flight 10..50 in all: 40 ns
-        now = 100;
+        timers.now = 100;
         clock.mark(Stage.EXECUTE);
         assertThat(clock.nanos()[Stage.LOCK.index()]).isEqualTo(40);
         assertThat(clock.nanos()[Stage.EXECUTE.index()]).isEqualTo(60);

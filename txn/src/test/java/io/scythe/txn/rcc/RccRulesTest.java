@@ -1,5 +1,7 @@
 package io.scythe.txn.rcc;
 
+import io.scythe.txn.FixedTimers;
+
 import io.scythe.txn.Protocol;
 import io.scythe.txn.spi.ProtocolRegistry;
 import org.junit.jupiter.api.Test;

@@ -1,5 +1,7 @@
 package io.scythe.txn.rcc;
 
+import io.scythe.txn.FixedTimers;
+
 import io.scythe.fabric.CostModel;
 import io.scythe.fabric.FabricOptions;
 import io.scythe.fabric.local.LocalFabric;

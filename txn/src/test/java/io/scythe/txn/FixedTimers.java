@@ -1,11 +1,11 @@
-package io.scythe.txn.rcc;
+package io.scythe.txn;
 
 import io.scythe.txn.runtime.Timers;
 import io.vertx.core.Future;
 
 /** A loop's clock whose time the test sets ({@code now}); nothing is ever scheduled on it. */
-final class FixedTimers implements Timers {
-    long now;
+public final class FixedTimers implements Timers {
+    public long now;
 
     @Override
     public long nowNs() {
