@@ -158,10 +158,14 @@ final class ProcessClusters {
 
     private static final java.net.http.HttpClient HTTP = java.net.http.HttpClient.newHttpClient();
 
-    /** The body of {@code GET path} on {@code node}'s HTTP port (its /health, /copies). */
+    /**
+     * The body of {@code GET path} on {@code node}'s HTTP port (its /health, /copies); a read not answered within 30 s
+     * fails (Java's client waits forever by default: a hung read would outlast every bound around it unseen).
+     */
     static String get(final LocalCluster cluster, final String node, final String path) throws Exception {
         return HTTP.send(java.net.http.HttpRequest.newBuilder(java.net.URI.create("http://127.0.0.1:"
-            + cluster.node(node).httpPort() + path)).build(), java.net.http.HttpResponse.BodyHandlers.ofString()).body();
+            + cluster.node(node).httpPort() + path)).timeout(java.time.Duration.ofSeconds(30)).build(),
+            java.net.http.HttpResponse.BodyHandlers.ofString()).body();
     }
 
     /**
