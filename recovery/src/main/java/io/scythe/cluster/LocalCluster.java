@@ -122,6 +122,19 @@ public final class LocalCluster implements AutoCloseable {
         }
     }
 
+    /**
+     * Told of every cluster made in this JVM, at the end of its constructor: the process tests' failure reports
+     * ({@code ProcessLogsOnFailure}, issue 23 §1) print the logs of the clusters a failed test class made, local ones
+     * included. None by default.
+     */
+    private static final List<java.util.function.Consumer<LocalCluster>> OBSERVERS =
+        new java.util.concurrent.CopyOnWriteArrayList<>();
+
+    /** Tells {@code observer} of every cluster made in this JVM from now on. */
+    public static void observe(final java.util.function.Consumer<LocalCluster> observer) {
+        OBSERVERS.add(java.util.Objects.requireNonNull(observer, "observer"));
+    }
+
     private final String cluster;
     private final String secret;
     private final Path dir;
@@ -218,6 +231,9 @@ public final class LocalCluster implements AutoCloseable {
             final Path file = dir.resolve("node-" + n + ".json");
             Files.writeString(file, config.encodePrettily(), StandardCharsets.UTF_8);
             nodes.put(n, new Node(n, role, file, dir.resolve("node-" + n + ".log"), config));
+        }
+        for (final java.util.function.Consumer<LocalCluster> observer : OBSERVERS) {
+            observer.accept(this);
         }
     }
 

@@ -156,36 +156,16 @@ final class ProcessClusters {
         }
     }
 
-    /**
-     * HTTP/1.1: the JDK client's default (HTTP/2 by an h2c upgrade) pools one connection per port and failed CI runs 188
-     * and 189 with "EOF reached while reading" in {@code Http2Connection}: the node's server closes a connection idle for
-     * {@code NodeMetrics#httpIdleTimeoutSeconds} (slowloris guard), and a GET sent on the pooled connection as it closes
-     * reads EOF. {@link #get} sends such a GET again.
-     */
-    private static final java.net.http.HttpClient HTTP = java.net.http.HttpClient.newBuilder()
-        .version(java.net.http.HttpClient.Version.HTTP_1_1)
-        .connectTimeout(java.time.Duration.ofSeconds(5)).build();
+    private static final java.net.http.HttpClient HTTP = java.net.http.HttpClient.newHttpClient();
 
     /**
-     * The body of {@code GET path} on {@code node}'s HTTP port (its /health, /copies). A GET changes nothing, so one
-     * closed under it is sent again (twice at most) on a new connection; a node that is down still fails the call.
+     * The body of {@code GET path} on {@code node}'s HTTP port (its /health, /copies); a read not answered within 30 s
+     * fails (Java's client waits forever by default: a hung read would outlast every bound around it unseen).
      */
     static String get(final LocalCluster cluster, final String node, final String path) throws Exception {
-        final java.net.http.HttpRequest request = java.net.http.HttpRequest.newBuilder(java.net.URI.create(
-            "http://127.0.0.1:" + cluster.node(node).httpPort() + path)).build();
-        for (int attempt = 1; ; attempt++) {
-            try {
-                return HTTP.send(request, java.net.http.HttpResponse.BodyHandlers.ofString()).body();
-            } catch (final java.io.EOFException | java.net.SocketException closed) {
-                if (attempt == 3) {
-                    throw closed;
-                }
-            } catch (final java.io.IOException e) {
-                if (attempt == 3 || !(e.getCause() instanceof java.io.EOFException)) {
-                    throw e;
-                }
-            }
-        }
+        return HTTP.send(java.net.http.HttpRequest.newBuilder(java.net.URI.create("http://127.0.0.1:"
+            + cluster.node(node).httpPort() + path)).timeout(java.time.Duration.ofSeconds(30)).build(),
+            java.net.http.HttpResponse.BodyHandlers.ofString()).body();
     }
 
     /**
