@@ -60,6 +60,17 @@ public final class RccModule implements ProtocolModule {
         return false;
     }
 
+    /**
+     * Its five protocols write every backup copy (MVCC's older slots and rts, SUNDIAL's rts, by their own write-back:
+     * the README's RCC section), which the simulator checks after every {@code --replicas} run. Before issue 18's
+     * cluster failover this said false, so cluster nodes ran RCC with no backups (a dead memory node lost its
+     * partition, and no failover could be made of it whatever the refusal said).
+     */
+    @Override
+    public boolean replicates() {
+        return true;
+    }
+
     // No clusterRefusal: every protocol here runs on cluster nodes. WAIT-DIE's and MVCC's tts words carry the node's
     // incarnation (RccClock: the low bits of the epoch), so the dead-node step (DeadWords) frees only the dead
     // incarnation's words and waiters, never those of the same node restarted under its slot; NOWAIT, OCC and SUNDIAL

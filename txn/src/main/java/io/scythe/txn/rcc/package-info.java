@@ -106,7 +106,8 @@
  * above the largest clock drained from the promotion's term on ({@code ProtocolModule#promotedSettling(LogDb, Set,
  * long)}, {@link io.scythe.txn.rcc.RccModule#floorOf}) and says so in the cluster's map; no compute node serves the
  * copy before ({@code cluster.MemoryNodeFailover#copiesUnsettled}). {@code RccModule#clusterMemoryNodeFailoverRefusal}
- * is gone; {@code RccTimestampFailoverProcessTest} kills a memory node under load for both.
+ * is gone; {@code RccTimestampFailoverProcessTest} kills a memory node under load for both. {@code RccModule#replicates}
+ * is true now: it said false, so cluster nodes kept no backups for any RCC protocol and none could fail over.
  *
  * <p><b>TODO (issue 18, issue 23 §2): memory-node failover of CALVIN in the simulator, and what the cluster floor does
  * not cover.</b> {@code CalvinModule} keeps the simulator's refusal. What is still missing:
