@@ -143,10 +143,10 @@ class NodeConfigTest {
         assertThat(NodeConfig.of(valid().put("memoryNodes", three).put("replicas", 3)).backups()).isEqualTo(3);
         assertThat(NodeConfig.of(valid().put("protocol", "ford-occ")).backups()).isEqualTo(1);
         // A protocol that does not write backups: none by default, and asking for them is refused by name.
-        assertThat(NodeConfig.of(valid().put("protocol", "selcc-2pl")).backups()).isZero();
-        assertThat(NodeConfig.of(valid().put("protocol", "selcc-2pl")).replicationLine())
+        assertThat(NodeConfig.of(valid().put("protocol", "selcc-2pl").put("computeNodes", new JsonArray().add("cn0"))).backups()).isZero();
+        assertThat(NodeConfig.of(valid().put("protocol", "selcc-2pl").put("computeNodes", new JsonArray().add("cn0"))).replicationLine())
             .contains("protocol selcc-2pl does not write backups yet");
-        assertThatThrownBy(() -> NodeConfig.of(valid().put("protocol", "selcc-2pl").put("replicas", 1)).backups())
+        assertThatThrownBy(() -> NodeConfig.of(valid().put("protocol", "selcc-2pl").put("computeNodes", new JsonArray().add("cn0")).put("replicas", 1)).backups())
             .hasMessageContaining("replication and MN failover not supported for selcc-2pl");
         // RCC's five write their backups (issue 18: without them no memory node of theirs could fail over).
         assertThat(NodeConfig.of(valid().put("protocol", "rcc-mvcc").put("memoryNodes", three)).backups())
