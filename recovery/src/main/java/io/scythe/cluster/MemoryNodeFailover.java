@@ -307,9 +307,86 @@ final class MemoryNodeFailover {
      */
     static final String DRAINED = "scythe.mndrained";
 
-    /** Tells the cluster that compute node {@code cn} has no commit in flight from before {@code epoch}. Blocking. */
+    /**
+     * Tells the cluster that compute node {@code cn} has no commit in flight from before {@code epoch}; with
+     * {@link #drained(long, String, long)} its loops' largest clock reading then ({@code ProtocolModule#settlingClock},
+     * 0 here, for protocols that keep none): the value is {@code {"ms": wall-clock ms, "clock": clock}}. Blocking.
+     */
     void drained(final long epoch, final String cn) {
-        hazelcast.<String, String>getMap(DRAINED).put(epoch + ":" + cn, String.valueOf(System.currentTimeMillis()));
+        drained(epoch, cn, 0);
+    }
+
+    /** {@link #drained(long, String)} with compute node {@code cn}'s clock reading {@code clock} (see above). */
+    void drained(final long epoch, final String cn, final long clock) {
+        hazelcast.<String, String>getMap(DRAINED).put(epoch + ":" + cn,
+            new JsonObject().put("ms", System.currentTimeMillis()).put("clock", clock).encode());
+    }
+
+    /**
+     * The promoted copies settled on their memory nodes ({@code ProtocolModule#clusterSettlesPromotedCopies}: RCC's
+     * MVCC and SUNDIAL floor their rts): key {@code "<term>:<partition>"} ({@link #settlingKey}), value the clock the
+     * memory node floored above.
+     */
+    static final String SETTLED_COPIES = "scythe.mnsettledcopies";
+
+    /**
+     * The key of {@value #SETTLED_COPIES} for partition {@code p}'s primary in configuration {@code c}: its term
+     * ({@link MemoryNodeConfiguration#primarySince}) and the partition, so a copy promoted again later (its node died
+     * too) is settled again.
+     */
+    static String settlingKey(final MemoryNodeConfiguration c, final int p) {
+        return c.primarySince(p) + ":" + p;
+    }
+
+    /**
+     * The largest clock of the drains in {@code drained} ({@value #DRAINED}'s entries) of epoch {@code since} or
+     * later: what the settling of a copy promoted in epoch {@code since} floors above. Once the settlement of that
+     * promotion waits for nothing ({@link #settlementWaitsFor(long, long)}), every live compute node's drain is among
+     * them, each read after its node applied the promotion: from then on it sends the removed primary nothing, so
+     * every timestamp a read there carried was issued at or below that reading. Values written before the clock was
+     * kept (a bare number) count 0.
+     */
+    static long clockBound(final java.util.Map<String, String> drained, final long since) {
+        long clock = 0;
+        for (final java.util.Map.Entry<String, String> e : drained.entrySet()) {
+            final int colon = e.getKey().indexOf(':');
+            if (colon > 0 && Long.parseLong(e.getKey().substring(0, colon)) >= since
+                && e.getValue().startsWith("{")) {
+                clock = Math.max(clock, new JsonObject(e.getValue()).getLong("clock", 0L));
+            }
+        }
+        return clock;
+    }
+
+    /** {@link #clockBound(java.util.Map, long)} of the cluster's drains. Blocking. */
+    long clockBound(final long since) {
+        return clockBound(hazelcast.<String, String>getMap(DRAINED), since);
+    }
+
+    /** Tells the cluster that the copies of {@code keys} ({@link #settlingKey}) were settled above {@code clock}. */
+    void copiesSettled(final java.util.Collection<String> keys, final long clock) {
+        final java.util.Map<String, String> all = new java.util.HashMap<>();
+        keys.forEach(k -> all.put(k, String.valueOf(clock)));
+        hazelcast.<String, String>getMap(SETTLED_COPIES).putAll(all);
+    }
+
+    /**
+     * The promoted copies of {@code c} not yet settled on their memory nodes ({@link #copiesSettled}), named, or null
+     * when none: every partition whose primary was promoted at some point ({@code primarySince > 0}). Blocking.
+     */
+    String copiesUnsettled(final MemoryNodeConfiguration c) {
+        final Set<String> keys = new TreeSet<>();
+        for (int p = 0; p < c.copies().size(); p++) {
+            if (c.primarySince(p) > 0) {
+                keys.add(settlingKey(c, p));
+            }
+        }
+        if (keys.isEmpty()) {
+            return null;
+        }
+        keys.removeAll(hazelcast.<String, String>getMap(SETTLED_COPIES).getAll(keys).keySet());
+        return keys.isEmpty() ? null : "the settling of promoted copies " + keys + " (term:partition) on their memory "
+            + "nodes";
     }
 
     /**

@@ -178,6 +178,8 @@ public final class ScytheNode implements AutoCloseable {
      * The loop recovery runs on, with that loop's runtime: taken together by the first coordinator made (the loops
      * make theirs at once, so "the first" must be one atomic choice, or the loop and the runtime could be two loops').
      */
+    /** Every coordinator loop of this CN: read for its clock when it drains a configuration ({@link #settle}). */
+    private final List<RecoveryLoop> clockLoops = new CopyOnWriteArrayList<>();
     private final java.util.concurrent.atomic.AtomicReference<RecoveryLoop> recoveryLoop =
         new java.util.concurrent.atomic.AtomicReference<>();
     private RecoveryDuty recoveryDuty;
@@ -464,9 +466,11 @@ public final class ScytheNode implements AutoCloseable {
         final io.scythe.txn.MemoryNodeConfiguration older = before != null ? before
             : io.scythe.txn.MemoryNodeConfiguration.initial(config.memoryNodes().size(), config.backups());
         final Set<Integer> tables = new java.util.TreeSet<>();
+        final Set<Integer> partitions = new java.util.TreeSet<>();
         for (final int p : c.promotedSince(older)) {
             final int copy = c.primaryCopy(p);
             if (c.nodeOf(p, copy) == part) {
+                partitions.add(p);
                 for (final io.scythe.storage.Table t : db.tables()) {
                     if (t.schema().id() / io.scythe.storage.BackupTables.ID_STRIDE == copy) {
                         tables.add(t.schema().id());
@@ -478,10 +482,31 @@ public final class ScytheNode implements AutoCloseable {
             return;
         }
         final long startNs = System.nanoTime();
-        final long[] lastSaidNs = {startNs};
-        final boolean[] asking = {false};
         log("memory-node configuration epoch " + c.epoch() + " promoted copies " + tables + " here: promotes them once "
             + "every live compute node applied it");
+        pollUntilNothingWaits("promotion of copies " + tables + " (configuration epoch " + c.epoch() + ")",
+            () -> vertx.executeBlocking(() -> failover.drainWaitsFor(c.epoch()), false), () ->
+                BridgeVerticle.eventLoopContexts(vertx).get(0).runOnContext(v -> {
+                    final List<String> refused = memoryNodeServices.promote(config.protocol(), tables);
+                    log(refused.isEmpty() ? "promoted copies " + tables + " of configuration epoch " + c.epoch()
+                        + " " + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startNs) + " ms after it applied"
+                        : "copies " + tables + " of configuration epoch " + c.epoch() + " NOT promoted: "
+                        + refused + "; their partitions stay unavailable");
+                    if (refused.isEmpty()) {
+                        settleCopiesWhenSettled(c, partitions, tables, db);
+                    }
+                }));
+    }
+
+    /**
+     * Runs {@code step} every {@value #SETTLE_POLL_MS} ms (one at a time) until it gives null (nothing waited for),
+     * then {@code done}; says every 5 s what {@code what} still waits for (the step's answer, or its failure); never
+     * gives up, stops when this node lost its lease.
+     */
+    private void pollUntilNothingWaits(final String what, final java.util.function.Supplier<Future<String>> step,
+                                       final Runnable done) {
+        final long[] lastSaidNs = {System.nanoTime()};
+        final boolean[] asking = {false};
         vertx.setPeriodic(SETTLE_POLL_MS, t -> {
             if (leaseLost) {
                 vertx.cancelTimer(t);
@@ -491,24 +516,81 @@ public final class ScytheNode implements AutoCloseable {
                 return;
             }
             asking[0] = true;
-            vertx.executeBlocking(() -> failover.drainWaitsFor(c.epoch()), false).onComplete(ar -> {
+            step.get().onComplete(ar -> {
                 asking[0] = false;
                 if (ar.succeeded() && ar.result() == null) {
                     vertx.cancelTimer(t);
-                    BridgeVerticle.eventLoopContexts(vertx).get(0).runOnContext(v -> {
-                        final List<String> refused = memoryNodeServices.promote(config.protocol(), tables);
-                        log(refused.isEmpty() ? "promoted copies " + tables + " of configuration epoch " + c.epoch()
-                            + " " + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startNs) + " ms after it applied"
-                            : "copies " + tables + " of configuration epoch " + c.epoch() + " NOT promoted: "
-                            + refused + "; their partitions stay unavailable");
-                    });
+                    done.run();
                 } else if (System.nanoTime() - lastSaidNs[0] > TimeUnit.SECONDS.toNanos(5)) {
                     lastSaidNs[0] = System.nanoTime();
-                    log("promotion of copies " + tables + " (configuration epoch " + c.epoch() + ") waits for "
-                        + (ar.succeeded() ? ar.result() : "the cluster's maps (" + ar.cause() + ")"));
+                    log(what + " waits for " + (ar.succeeded() ? ar.result() : "the cluster's maps or its step ("
+                        + ar.cause() + ")"));
                 }
             });
         });
+    }
+
+    /**
+     * The settling of copies {@code tables} of {@code partitions} that configuration {@code c} promoted on this memory
+     * node, for a protocol that settles them here ({@code ProtocolModule#clusterSettlesPromotedCopies}: RCC's MVCC and
+     * SUNDIAL floor their rts, issue 18; nothing for the others). Once the configuration is settled (every live CN
+     * drained it, every dead one recovered, no recovery owed: {@link MemoryNodeFailover#settlementWaitsFor(long, long)}
+     * from the partitions' term on), runs the module's {@code promotedSettling} on the RPC loop with the largest clock
+     * the CNs drained with ({@link MemoryNodeFailover#clockBound}), then tells the cluster
+     * ({@link MemoryNodeFailover#copiesSettled}): no CN serves the copies before (its settlement waits for it).
+     *
+     * <p>A CN that does not answer is not waited for by its clock: the settlement waits for it to be fenced and
+     * recovered instead (its member left; every memory node fences it, so nothing it sends lands any more, and
+     * recovery decides its commits). Its undecided attempts never commit, so their reads on the dead primary order
+     * nothing. What is left is a decided read-write commit of the dead CN that read the dead primary at a timestamp
+     * above every live CN's clock: the floor does not cover it (TODO in txn.rcc's package doc). Polls every
+     * {@value #SETTLE_POLL_MS} ms like {@link #promoteWhenDrained}, never gives up; a failed step is tried again.
+     */
+    private void settleCopiesWhenSettled(final io.scythe.txn.MemoryNodeConfiguration c, final Set<Integer> partitions,
+                                         final Set<Integer> tables, final LogDb db) {
+        final io.scythe.txn.spi.ProtocolModule module = io.scythe.txn.spi.ProtocolRegistry.moduleOf(config.protocol());
+        if (!module.clusterSettlesPromotedCopies(io.scythe.txn.spi.ProtocolRegistry.protocol(config.protocol()))) {
+            return;
+        }
+        long since = 0;
+        long firstTerm = Long.MAX_VALUE;
+        final List<String> keys = new ArrayList<>();
+        for (final int p : partitions) {
+            since = Math.max(since, c.primarySince(p));
+            firstTerm = Math.min(firstTerm, c.primarySince(p));
+            keys.add(MemoryNodeFailover.settlingKey(c, p));
+        }
+        final long drainedSince = since;
+        final long clockSince = firstTerm;
+        final long startNs = System.nanoTime();
+        final long[] floored = {-1};
+        pollUntilNothingWaits("settling of promoted copies " + tables + " (configuration epoch " + c.epoch() + ")",
+            // The settlement's wait ("waits for ..."), or once it waits for nothing the clock to floor above.
+            () -> vertx.<Object>executeBlocking(() -> {
+                final String waits = failover.settlementWaitsFor(c.epoch(), drainedSince);
+                return waits != null ? (Object) waits : (Object) failover.clockBound(clockSince);
+            }, false).compose(waitsOrClock -> {
+                if (waitsOrClock instanceof String waits) {
+                    return Future.succeededFuture(waits);
+                }
+                final long clock = (Long) waitsOrClock;
+                final Promise<Void> step = Promise.promise();
+                BridgeVerticle.eventLoopContexts(vertx).get(0).runOnContext(v -> {
+                    try {
+                        module.promotedSettling(db, tables, clock);
+                        floored[0] = clock;
+                        step.complete();
+                    } catch (final RuntimeException e) {
+                        step.fail(e);
+                    }
+                });
+                return step.future().compose(done -> vertx.<String>executeBlocking(() -> {
+                    failover.copiesSettled(keys, clock);
+                    return null;
+                }, false));
+            }), () -> log("settled promoted copies " + tables + " of configuration epoch " + c.epoch() + " "
+                + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startNs) + " ms after their promotion: "
+                + "promotedSettling above clock " + floored[0] + " (the largest the compute nodes drained with)"));
     }
 
     /**
@@ -791,6 +873,7 @@ public final class ScytheNode implements AutoCloseable {
                     // before the loop gives up (chaos: promoted on every CN ~2.5 s after an MN's SIGKILL).
                     c.runtime().failoverWaitNs(TimeUnit.MILLISECONDS.toNanos(config.memoryNodeFailoverWaitMs()));
                     recoveryLoop.compareAndSet(null, new RecoveryLoop(Vertx.currentContext(), c.runtime()));
+                    clockLoops.add(new RecoveryLoop(Vertx.currentContext(), c.runtime()));
                     if (peerModule != null) {
                         equipForPeers(c);
                     }
@@ -879,19 +962,62 @@ public final class ScytheNode implements AutoCloseable {
         }
     }
 
-    /** Settles {@code settlement} on this CN ({@link MemoryNodeFailover#settle}), until its lease is lost. */
+    /**
+     * Settles {@code settlement} on this CN ({@link MemoryNodeFailover#settle}), until its lease is lost. For a
+     * protocol whose promoted copies are settled on their memory nodes
+     * ({@code ProtocolModule#clusterSettlesPromotedCopies}: RCC's MVCC and SUNDIAL floor their rts, issue 18) its drain
+     * carries the largest clock of its loops ({@link #loopClock}), and it serves a promoted copy only once its memory
+     * node settled it ({@link MemoryNodeFailover#copiesUnsettled}, read from the configuration current at each poll:
+     * a later configuration's settlement may take this one's over).
+     */
     private void settle(final MemoryNodeFailover.Settlement settlement) {
+        final io.scythe.txn.spi.ProtocolModule module = io.scythe.txn.spi.ProtocolRegistry.moduleOf(config.protocol());
+        final boolean settlesCopies = module.clusterSettlesPromotedCopies(
+            io.scythe.txn.spi.ProtocolRegistry.protocol(config.protocol()));
         MemoryNodeFailover.settle(vertx, catalog, new MemoryNodeFailover.Drains() {
             @Override
             public void drained(final long epoch) {
-                failover.drained(epoch, config.node());
+                if (settlesCopies) {
+                    final long clock = loopClock(module);
+                    failover.drained(epoch, config.node(), clock);
+                    log("drained memory-node configuration epoch " + epoch + " with clock " + clock);
+                } else {
+                    failover.drained(epoch, config.node());
+                }
             }
 
             @Override
             public String waitsFor(final long epoch, final long drainedSince) {
-                return failover.settlementWaitsFor(epoch, drainedSince);
+                final String waits = failover.settlementWaitsFor(epoch, drainedSince);
+                return waits != null || !settlesCopies ? waits : failover.copiesUnsettled(catalog.configuration());
             }
         }, () -> leaseLost, this::log, SETTLE_POLL_MS, settlement);
+    }
+
+    /**
+     * The largest {@code ProtocolModule#settlingClock} of this CN's coordinator loops, each read on its own loop (a
+     * runtime is confined to it). Blocking (a worker): waits up to 10 s for the loops, then throws, and the drain is
+     * tried again at the settlement's next poll.
+     */
+    private long loopClock(final io.scythe.txn.spi.ProtocolModule module) {
+        final List<io.vertx.core.Future<Long>> reads = new ArrayList<>();
+        for (final RecoveryLoop loop : clockLoops) {
+            final io.vertx.core.Promise<Long> read = io.vertx.core.Promise.promise();
+            loop.context().runOnContext(v -> read.complete(module.settlingClock(loop.runtime())));
+            reads.add(read.future());
+        }
+        long clock = 0;
+        try {
+            for (final io.vertx.core.Future<Long> read : reads) {
+                clock = Math.max(clock, read.toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS));
+            }
+        } catch (final InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted while reading the loops' clocks", e);
+        } catch (final java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
+            throw new IllegalStateException("the loops' clocks not read: " + e, e);
+        }
+        return clock;
     }
 
     /**

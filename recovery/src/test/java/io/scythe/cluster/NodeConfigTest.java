@@ -143,11 +143,14 @@ class NodeConfigTest {
         assertThat(NodeConfig.of(valid().put("memoryNodes", three).put("replicas", 3)).backups()).isEqualTo(3);
         assertThat(NodeConfig.of(valid().put("protocol", "ford-occ")).backups()).isEqualTo(1);
         // A protocol that does not write backups: none by default, and asking for them is refused by name.
-        assertThat(NodeConfig.of(valid().put("protocol", "rcc-occ")).backups()).isZero();
-        assertThat(NodeConfig.of(valid().put("protocol", "rcc-occ")).replicationLine())
-            .contains("protocol rcc-occ does not write backups yet");
-        assertThatThrownBy(() -> NodeConfig.of(valid().put("protocol", "rcc-occ").put("replicas", 1)).backups())
-            .hasMessageContaining("replication and MN failover not supported for rcc-occ");
+        assertThat(NodeConfig.of(valid().put("protocol", "selcc-2pl").put("computeNodes", new JsonArray().add("cn0"))).backups()).isZero();
+        assertThat(NodeConfig.of(valid().put("protocol", "selcc-2pl").put("computeNodes", new JsonArray().add("cn0"))).replicationLine())
+            .contains("protocol selcc-2pl does not write backups yet");
+        assertThatThrownBy(() -> NodeConfig.of(valid().put("protocol", "selcc-2pl").put("computeNodes", new JsonArray().add("cn0")).put("replicas", 1)).backups())
+            .hasMessageContaining("replication and MN failover not supported for selcc-2pl");
+        // RCC's five write their backups (issue 18: without them no memory node of theirs could fail over).
+        assertThat(NodeConfig.of(valid().put("protocol", "rcc-mvcc").put("memoryNodes", three)).backups())
+            .isEqualTo(2);
         // Aurogon keeps its own backups on cluster nodes (REPLICATE/APPLY): §4.5's recovery of a dead coordinator
         // decides from them, and only a node holding backups suspects a pending version at all.
         assertThat(NodeConfig.of(valid().put("protocol", "aurogon").put("memoryNodes", three)).backups())

@@ -60,6 +60,17 @@ public final class RccModule implements ProtocolModule {
         return false;
     }
 
+    /**
+     * Its five protocols write every backup copy (MVCC's older slots and rts, SUNDIAL's rts, by their own write-back:
+     * the README's RCC section), which the simulator checks after every {@code --replicas} run. Before issue 18's
+     * cluster failover this said false, so cluster nodes ran RCC with no backups (a dead memory node lost its
+     * partition, and no failover could be made of it whatever the refusal said).
+     */
+    @Override
+    public boolean replicates() {
+        return true;
+    }
+
     // No clusterRefusal: every protocol here runs on cluster nodes. WAIT-DIE's and MVCC's tts words carry the node's
     // incarnation (RccClock: the low bits of the epoch), so the dead-node step (DeadWords) frees only the dead
     // incarnation's words and waiters, never those of the same node restarted under its slot; NOWAIT, OCC and SUNDIAL
@@ -168,16 +179,42 @@ public final class RccModule implements ProtocolModule {
     @Override
     public void promotedSettling(final io.scythe.storage.LogDb node, final Set<Integer> tables,
                                  final List<io.scythe.txn.TxnRuntime> coordinators) {
+        long ticks = 0;
+        for (final io.scythe.txn.TxnRuntime rt : coordinators) {
+            ticks = Math.max(ticks, settlingClock(rt));
+        }
+        promotedSettling(node, tables, ticks);
+    }
+
+    /**
+     * Cluster mode's settling (issue 18): as the simulator's, {@code clock} the largest {@link RccClock#ticks()} of
+     * the live compute nodes' loops, which cluster mode gathers from each when it drains the configuration
+     * ({@code cluster.MemoryNodeFailover}); the floor is {@link #floorOf} it.
+     */
+    @Override
+    public void promotedSettling(final io.scythe.storage.LogDb node, final Set<Integer> tables, final long clock) {
         if (planted == PlantedBug.NO_RTS_FLOOR) {
             return;
         }
-        final long floor = rtsFloor(coordinators);
+        final long floor = floorOf(clock);
         for (final int id : tables) {
             final io.scythe.storage.Table table = node.table(id);
             if (table != null) {
                 floorRts(table, floor);
             }
         }
+    }
+
+    /** The loop's {@link RccClock#ticks()}: what the floor of a promoted copy's settling is above. */
+    @Override
+    public long settlingClock(final io.scythe.txn.TxnRuntime runtime) {
+        return RccClock.of(runtime).ticks();
+    }
+
+    /** MVCC and SUNDIAL (in any form): their promoted copies' rts is floored on cluster nodes too. */
+    @Override
+    public boolean clusterSettlesPromotedCopies(final io.scythe.txn.Protocol protocol) {
+        return timestamped(protocol);
     }
 
     /**
@@ -192,6 +229,11 @@ public final class RccModule implements ProtocolModule {
         for (final io.scythe.txn.TxnRuntime rt : coordinators) {
             ticks = Math.max(ticks, RccClock.of(rt).ticks());
         }
+        return floorOf(ticks);
+    }
+
+    /** The rts floor above clock reading {@code ticks} ({@link #rtsFloor}): two ticks above it, ids 0. */
+    public static long floorOf(final long ticks) {
         return (ticks + 2) << RccClock.ID_BITS;
     }
 
@@ -228,22 +270,10 @@ public final class RccModule implements ProtocolModule {
         return base.equals(MVCC.name()) || base.equals(SUNDIAL.name());
     }
 
-    /**
-     * MVCC and SUNDIAL refuse cluster mode's memory-node failover (issue 18, a review of stop 51): there a promoted
-     * copy's rts is not floored above the reads its dead primary served (the simulator's {@link #promotedSettling}
-     * is not wired into cluster mode's {@code MemoryNodeFailover}) (backups hold rts = wts for SUNDIAL, and MVCC's rts
-     * is raised on the primary only), so a write could commit below a read already served. The member's death is then
-     * logged as not failed over, and {@code scythe chaos --mn-faults} refuses them. NOWAIT, WAIT-DIE and OCC lock
-     * their objects and take the shared failover like FORD's protocols.
-     */
-    @Override
-    public String clusterMemoryNodeFailoverRefusal(final io.scythe.txn.Protocol protocol) {
-        return timestamped(protocol)
-            ? protocol.name() + ": in cluster mode's failover a promoted copy's rts is not floored above the reads its "
-                + "dead primary served (the simulator's floors it, RccModule#promotedSettling), so cluster nodes do not "
-                + "fail a memory node over for RCC's timestamp protocols (txn.rcc's package TODO)"
-            : null;
-    }
+    // No clusterMemoryNodeFailoverRefusal (issue 18): MVCC's and SUNDIAL's promoted copies get the floor on cluster
+    // nodes too (clusterSettlesPromotedCopies: cluster.MemoryNodeFailover gathers every live compute node's clock with
+    // its drain, and the memory node floors the copies before any compute node serves them). NOWAIT, WAIT-DIE and OCC
+    // lock their objects and take the shared failover like FORD's protocols.
 
     /** Why no RCC protocol (CALVIN too) runs a memory-node crash in the simulator yet, for {@code %s}: its name. */
     public static final String MEMORY_NODE_CRASH_REFUSAL = "a memory-node crash is not handled by %s yet: its backups "

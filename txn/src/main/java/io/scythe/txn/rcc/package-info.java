@@ -98,12 +98,25 @@
  * recovery, which the simulator refuses with a memory-node crash for every protocol but Aurogon's and Lotus's
  * ({@code Explorer#crashMemoryNode}): not run.
  *
- * <p><b>TODO (issue 18, issue 23 §2): memory-node failover of CALVIN in the simulator, and of MVCC and SUNDIAL on
- * cluster nodes.</b> {@code CalvinModule} keeps the simulator's refusal; {@code RccModule} keeps cluster mode's for MVCC
- * and SUNDIAL. What is still missing:
+ * <p><b>Memory-node failover of MVCC and SUNDIAL on cluster nodes</b> (issue 18): the same floor, gathered across
+ * processes. Each compute node drains a configuration with the largest {@link io.scythe.txn.rcc.RccClock#ticks()} of
+ * its loops, read on each loop after the node applied it ({@code ProtocolModule#settlingClock}; from then on it sends
+ * the removed primary nothing, so every timestamp a read there carried is at or below it); the memory node holding a
+ * promoted copy waits for the settlement (every live compute node drained, every dead one recovered), floors the copy
+ * above the largest clock drained from the promotion's term on ({@code ProtocolModule#promotedSettling(LogDb, Set,
+ * long)}, {@link io.scythe.txn.rcc.RccModule#floorOf}) and says so in the cluster's map; no compute node serves the
+ * copy before ({@code cluster.MemoryNodeFailover#copiesUnsettled}). {@code RccModule#clusterMemoryNodeFailoverRefusal}
+ * is gone; {@code RccTimestampFailoverProcessTest} kills a memory node under load for both. {@code RccModule#replicates}
+ * is true now: it said false, so cluster nodes kept no backups for any RCC protocol and none could fail over.
+ *
+ * <p><b>TODO (issue 18, issue 23 §2): memory-node failover of CALVIN in the simulator, and what the cluster floor does
+ * not cover.</b> {@code CalvinModule} keeps the simulator's refusal. What is still missing:
  * <ol>
- *   <li>Cluster mode's {@code MemoryNodeFailover} does not call {@code ProtocolModule#promotedSettling}, and its
- *       floor would need every live compute node's clock (a gathering the simulator reads directly).</li>
+ *   <li>Cluster mode's floor gathers the live compute nodes' clocks only. A compute node that died is fenced and
+ *       recovered before the copy settles (its undecided attempts never commit, so their reads order nothing), but a
+ *       decided read-write commit of it that read the dead primary at a timestamp above every live clock is not
+ *       covered: its record's timestamp (MVCC's token; SUNDIAL's written wts) would have to join the floor when the
+ *       recovery rolls it forward.</li>
  *   <li>CALVIN's executors give the run up on any failed write-back (its scheduler's lock is the lock, so the stale
  *       writer does not arise there).</li>
  *   <li>The shared recovery's roll-forward writes a backup's newest version only ({@link

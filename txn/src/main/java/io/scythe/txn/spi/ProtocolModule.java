@@ -369,6 +369,35 @@ public interface ProtocolModule {
     }
 
     /**
+     * Whether cluster mode's memory-node failover runs {@link #promotedSettling(io.scythe.storage.LogDb,
+     * java.util.Set, long)} for {@code protocol} (issue 18): the memory node holding a promoted copy runs it once the
+     * configuration is settled (every live compute node drained it, every dead one recovered), and no compute node
+     * serves the copy before it ran ({@code io.scythe.cluster.MemoryNodeFailover}). False by default.
+     */
+    default boolean clusterSettlesPromotedCopies(final Protocol protocol) {
+        return false;
+    }
+
+    /**
+     * A compute-node loop's clock reading for {@link #promotedSettling(io.scythe.storage.LogDb, java.util.Set,
+     * long)}, read on {@code runtime}'s loop (cluster mode gathers it from every loop of every live compute node when
+     * the node drains a configuration). 0 by default.
+     */
+    default long settlingClock(final io.scythe.txn.TxnRuntime runtime) {
+        return 0;
+    }
+
+    /**
+     * Cluster mode's {@link #promotedSettling(io.scythe.storage.LogDb, java.util.Set, List)}: {@code clock} is the
+     * largest {@link #settlingClock} of every loop of every live compute node, each read after its node applied the
+     * configuration, instead of the coordinators themselves (another process's). Runs on the memory node's RPC loop.
+     * Nothing by default.
+     */
+    default void promotedSettling(final io.scythe.storage.LogDb node, final java.util.Set<Integer> tables,
+                                  final long clock) {
+    }
+
+    /**
      * The module's own statistics of a finished simulator run over {@code memoryNodes} (e.g. Aurogon's read
      * deferrals, Fig. 11), reported beside the run's results as {@code sim.protocol_stats}; null (none) by default.
      */

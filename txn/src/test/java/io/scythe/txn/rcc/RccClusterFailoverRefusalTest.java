@@ -7,21 +7,21 @@ import org.junit.jupiter.api.Test;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * Cluster mode's memory-node failover (and so {@code scythe chaos --mn-faults}) is refused for RCC's timestamp
- * protocols, whose promoted copies' rts is not floored, and for CALVIN, whose executors give the run up on a dead
- * memory node; the locking ones take the shared failover.
+ * Cluster mode's memory-node failover (and so {@code scythe chaos --mn-faults}) is taken by every RCC protocol but
+ * CALVIN, whose executors give the run up on a dead memory node: the locking ones by the shared failover, MVCC and
+ * SUNDIAL with their promoted copies settled on their memory node (the rts floor, issue 18).
  */
 class RccClusterFailoverRefusalTest {
     @Test
-    void timestampProtocolsAndCalvinShouldRefuseAClusterFailoverWhileLockingOnesTakeIt() {
+    void everyProtocolButCalvinShouldTakeAClusterFailoverTheTimestampOnesWithTheirSettling() {
         final RccModule rcc = new RccModule();
-        assertThat(rcc.clusterMemoryNodeFailoverRefusal(RccModule.MVCC)).contains("rts is not floored");
-        assertThat(rcc.clusterMemoryNodeFailoverRefusal(RccModule.SUNDIAL)).contains("rcc-sundial");
-        assertThat(rcc.clusterMemoryNodeFailoverRefusal(ProtocolRegistry.protocol("rcc-mvcc:primitive=rpc")))
-            .contains("rts is not floored");
-        assertThat(rcc.clusterMemoryNodeFailoverRefusal(RccModule.NOWAIT)).isNull();
-        assertThat(rcc.clusterMemoryNodeFailoverRefusal(RccModule.WAITDIE)).isNull();
-        assertThat(rcc.clusterMemoryNodeFailoverRefusal(RccModule.OCC)).isNull();
+        for (final io.scythe.txn.Protocol p : java.util.List.of(RccModule.MVCC, RccModule.SUNDIAL,
+            ProtocolRegistry.protocol("rcc-mvcc:primitive=rpc"), ProtocolRegistry.protocol("rcc-sundial:hybrid=101010"),
+            RccModule.NOWAIT, RccModule.WAITDIE, RccModule.OCC)) {
+            assertThat(rcc.clusterMemoryNodeFailoverRefusal(p)).as(p.name()).isNull();
+            assertThat(rcc.clusterSettlesPromotedCopies(p)).as(p.name())
+                .isEqualTo(p.name().startsWith("rcc-mvcc") || p.name().startsWith("rcc-sundial"));
+        }
         assertThat(new CalvinModule().clusterMemoryNodeFailoverRefusal(ProtocolRegistry.protocol("rcc-calvin")))
             .contains("gives the run up");
     }

@@ -111,6 +111,22 @@ class RtsFloorTest {
     @ParameterizedTest(name = "{0}, floor {1}")
     @CsvSource({"mvcc,true", "mvcc,false", "sundial,true", "sundial,false"})
     void shouldKeepAnOlderWriterAboveAReadTheDeadPrimaryServed(final String protocol, final boolean floored) {
+        olderWriterAboveARead(protocol, floored, false);
+    }
+
+    /**
+     * The same through cluster mode's settling ({@code cluster.MemoryNodeFailover}): the memory node gets no
+     * coordinator, only the largest {@link RccModule#settlingClock} the compute nodes drained with, and floors the
+     * promoted copy at exactly {@link RccModule#floorOf} it, two ticks above the reader's R.
+     */
+    @ParameterizedTest(name = "{0}, floor {1}, cluster")
+    @CsvSource({"mvcc,true", "mvcc,false", "sundial,true", "sundial,false"})
+    void shouldKeepAnOlderWriterAboveAReadTheDeadPrimaryServedThroughTheClusterClocks(final String protocol,
+                                                                                     final boolean floored) {
+        olderWriterAboveARead(protocol, floored, true);
+    }
+
+    private void olderWriterAboveARead(final String protocol, final boolean floored, final boolean cluster) {
         final LogDb primary = memoryNode("mn0");
         final LogDb backup = memoryNode("mn1");
         final Table p = primary.create(TableSchema.fixed(1, protocol, 8, 4));
@@ -153,7 +169,17 @@ class RtsFloorTest {
         if (!floored) {
             RccModule.plant(RccModule.PlantedBug.NO_RTS_FLOOR);
         }
-        new RccModule().promotedSettling(backup, java.util.Set.of(1), java.util.List.of(reader, writer));
+        final RccModule module = new RccModule();
+        if (cluster) {
+            // Each compute node's clock as its drain carries it (read on its loop), the largest given to the node.
+            final long clock = Math.max(module.settlingClock(reader), module.settlingClock(writer));
+            assertThat(clock).isEqualTo(RccClock.ticksOf(r));
+            module.promotedSettling(backup, java.util.Set.of(1), clock);
+            assertThat(b.objectMemory().getLong(rtsAt)).as("the promoted copy's rts")
+                .isEqualTo(floored ? RccModule.floorOf(RccClock.ticksOf(r)) : committed);
+        } else {
+            module.promotedSettling(backup, java.util.Set.of(1), java.util.List.of(reader, writer));
+        }
 
         final AtomicBuffer bm = b.objectMemory();
         if (mvcc) {
