@@ -371,6 +371,27 @@ final class MemoryNodeFailover {
     }
 
     /**
+     * The registered compute nodes whose member is not live (dead, paused past failure detection, or not yet back),
+     * named, or null when every one is up: the settling of a promoted RCC MVCC/SUNDIAL copy waits for them
+     * ({@code ScytheNode#settleCopiesWhenSettled}). Blocking.
+     */
+    String computeNodesDown() {
+        final Set<java.util.UUID> live = new java.util.HashSet<>();
+        hazelcast.getCluster().getMembers().forEach(m -> live.add(m.getUuid()));
+        final Set<String> down = new TreeSet<>();
+        for (final java.util.Map.Entry<String, String> e : hazelcast.<String, String>getMap(ScytheNode.NODES)
+            .entrySet()) {
+            final JsonObject entry = new JsonObject(e.getValue());
+            final String member = entry.getString("member");
+            if (NodeRole.CN.label().equals(entry.getString("role"))
+                && (member == null || !live.contains(java.util.UUID.fromString(member)))) {
+                down.add(e.getKey());
+            }
+        }
+        return down.isEmpty() ? null : String.join(", ", down);
+    }
+
+    /**
      * The promoted copies of {@code c} not yet settled on their memory nodes ({@link #copiesSettled}), named, or null
      * when none: every partition whose primary was promoted at some point ({@code primarySince > 0}). Blocking.
      */

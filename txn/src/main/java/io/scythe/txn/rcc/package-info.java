@@ -112,11 +112,16 @@
  * <p><b>TODO (issue 18, issue 23 §2): memory-node failover of CALVIN in the simulator, and what the cluster floor does
  * not cover.</b> {@code CalvinModule} keeps the simulator's refusal. What is still missing:
  * <ol>
- *   <li>Cluster mode's floor gathers the live compute nodes' clocks only. A compute node that died is fenced and
- *       recovered before the copy settles (its undecided attempts never commit, so their reads order nothing), but a
- *       decided read-write commit of it that read the dead primary at a timestamp above every live clock is not
- *       covered: its record's timestamp (MVCC's token; SUNDIAL's written wts) would have to join the floor when the
- *       recovery rolls it forward.</li>
+ *   <li>Cluster mode's floor gathers the live compute nodes' clocks only. A compute node that is down left no clock:
+ *       a read it made on the dead primary at a timestamp above every live clock (read-only commits log nothing
+ *       recovery could add) would go unfloored (review of issue 18, R1: a cycle T_r -rw-> T1 -rw-> T_d -wr-> T_r with
+ *       the dead node's clock ahead). So the settling waits, the copies unavailable and said so every 5 s, while any
+ *       registered compute node is down ({@code MemoryNodeFailover#computeNodesDown}); its next incarnation runs on the
+ *       host's monotonic clock, at or above the old one's, which is sound on one host only. Missing: a clock bound
+ *       every compute node publishes (in the cluster's maps) before it issues timestamps above it, the floor the
+ *       largest published bound of every registered compute node, dead ones included; then a node that never comes
+ *       back blocks nothing. The memory node's floor walks every slot of a promoted table on its RPC loop in one go
+ *       (review R3: chunk it).</li>
  *   <li>CALVIN's executors give the run up on any failed write-back (its scheduler's lock is the lock, so the stale
  *       writer does not arise there).</li>
  *   <li>The shared recovery's roll-forward writes a backup's newest version only ({@link
