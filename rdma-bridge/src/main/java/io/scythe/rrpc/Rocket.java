@@ -28,6 +28,8 @@ import java.util.List;
  * <p>Timeouts ({@link RrpcOptions#callTimeoutNs()}): each call gets a deadline when it is made; the duty cycle fails
  * the calls whose deadline passed with {@link RpcException#TIMED_OUT} (in call order: one bound per client, so the
  * deadlines are in that order too) and forgets them, so a reply that comes later finds no call and is dropped.
+ * A call that timed out although the server answered a later one is {@link RpcException#taken() taken}: the server
+ * read it and lived on.
  */
 public final class Rocket implements Bridge.Poller {
     private static final int REPLIES_PER_POLL = 32;
@@ -68,6 +70,8 @@ public final class Rocket implements Bridge.Poller {
     private int replyConsumed;
     private int replyAckSent;
     private int nextCallId = 1;
+    /** The latest call (in call order, ids wrapping) any reply answered, late or not; 0 before the first reply. */
+    private int answeredCallId;
     private boolean flushScheduled;
     private long calls;
     private long doorbells;
@@ -410,6 +414,9 @@ public final class Rocket implements Bridge.Poller {
                 return;
             }
             at = payload + ((payloadLength + 7) & ~7);
+            if (answeredCallId == 0 || callId - answeredCallId > 0) {
+                answeredCallId = callId;
+            }
             final Promise<RpcReply> promise = pending.remove(callId);
             if (promise == null) {
                 continue; // a reply to a call already failed (e.g. cut off): nothing waits for it
@@ -458,9 +465,13 @@ public final class Rocket implements Bridge.Poller {
             pending.remove(head.callId);
             timeouts++;
             expired++;
+            // Issue 20 (rrpcheal): a server that answered a later call read this one and lived on (a ring is served
+            // in order); the caller need not wait to learn whether the node died with it.
+            final boolean taken = answeredCallId != 0 && answeredCallId - head.callId > 0;
             head.promise.tryFail(new RpcException(RpcException.TIMED_OUT, "RRPC call 0x"
                 + Integer.toHexString(head.rpcId) + " to " + destination() + " got no reply within "
-                + timeoutText() + " (the peer is dead, paused or overloaded); a late reply is dropped"));
+                + timeoutText() + (taken ? " (the peer took it: it answered a later call)"
+                : " (the peer is dead, paused or overloaded)") + "; a late reply is dropped", taken));
         }
         return expired;
     }

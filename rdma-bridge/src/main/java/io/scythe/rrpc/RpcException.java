@@ -22,13 +22,30 @@ public final class RpcException extends VertxException {
     public static final int FIRST_APPLICATION_CODE = 100;
 
     private final int code;
+    private final boolean taken;
 
     public RpcException(final int code, final String message) {
+        this(code, message, false);
+    }
+
+    /** {@code taken}: see {@link #taken()}. */
+    public RpcException(final int code, final String message, final boolean taken) {
         super(message, true);
         this.code = code;
+        this.taken = taken;
     }
 
     public int code() {
         return code;
+    }
+
+    /**
+     * For {@link #TIMED_OUT}: the server took the request and lived on after it. It answered a call made after this
+     * one on the same ring, and a server serves a ring's requests in order, so it had read this request: the request
+     * is held there (parked behind a lock, or its handler slow), not lost with a dead node. Without a later call
+     * answered, nothing is known either way.
+     */
+    public boolean taken() {
+        return taken;
     }
 }

@@ -367,6 +367,30 @@ class RrpcTest {
         assertThat(((RpcException) unanswered).code()).isEqualTo(RpcException.TIMED_OUT);
     }
 
+    /**
+     * Issue 20 (rrpcheal): a call timed out while the server answered a later call of the same ring was taken by a
+     * live server ({@link RpcException#taken()}: the ring is served in order), which Aurogon's removal wait uses to
+     * judge it at once; a call no later one was answered after (only earlier ones) says nothing either way.
+     */
+    @Test
+    void shouldSayATimedOutCallWasTakenOnlyWhenTheServerAnsweredALaterCall() throws Exception {
+        start(CostModel.zero(), new RrpcOptions().callTimeoutNs(TimeUnit.MILLISECONDS.toNanos(100)));
+        final String outcome = onContext(vertx.getOrCreateContext(), () -> client.rocket("mn").compose(rocket -> {
+            final UnsafeBuffer hello = new UnsafeBuffer("hello".getBytes());
+            return rocket.call(ECHO, hello).compose(before -> rocket.call(SILENT, hello).transform(alone -> {
+                final Future<RpcReply> held = rocket.call(SILENT, hello);
+                final Future<RpcReply> later = rocket.call(ECHO, hello);
+                return Future.join(held, later).transform(both -> Future.succeededFuture(
+                    describe(alone.cause()) + "|" + describe(held.cause()) + "|" + later.succeeded()));
+            }));
+        }));
+        assertThat(outcome).isEqualTo(RpcException.TIMED_OUT + ":false|" + RpcException.TIMED_OUT + ":true|true");
+    }
+
+    private static String describe(final Throwable failure) {
+        return failure instanceof RpcException r ? r.code() + ":" + r.taken() : String.valueOf(failure);
+    }
+
     @Test
     void shouldServeLargeRepliesOneSidedAndZeroCopy() throws Exception {
         start(CostModel.cx5(), new RrpcOptions());

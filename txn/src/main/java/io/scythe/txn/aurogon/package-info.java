@@ -537,18 +537,20 @@
  * fails without the hold). Hosts that never say so (the embedded cluster's test) keep one entry per key deleted
  * there since the replacement started.
  *
- * <p><b>TODO (issue 20, auroquiet): not quiescent after a cut memory node beside a dead CN and MN.</b> {@code sim
+ * <p><b>Quiescence after a cut memory node beside a dead CN and MN</b> (issue 20, auroquiet, rrpcheal). {@code sim
  * --workload tpcc ... --crash-cn 1 --crash-at 105.021us --crash-mn 1 --partition mn2 --partition-at 128.598us
- * --partition-for 5000us --seed 44} (also seeds 59, 78, 93 of the explorer) ends with cn0's clients retrying for the
- * whole 1 s drain: 245 aborts {@code unanswered}, none of them for a dead or cut node. Traced (not yet fixed): cn0's
- * attempts pre-attach pending versions and park their READs on the previous attempt's pending versions; an attempt
- * whose READ was parked from 86 us (behind an attempt rolled back at 5.19 ms, its ROLLBACK answered OK) had that READ
- * time out only at 12.1 ms, 12 ms after its send (the call bound is 4 ms), and each later attempt then parks on the one
- * before, its own READ timing out, a convoy that never drains. The participant (mn0, never cut) re-ran the parked READ
- * at that rollback and did not park it again, so it answered at 5.19 ms; the coordinator never got that reply, and
- * its call failed TIMED_OUT only at 12.1 ms. Open question: where that reply went (the RRPC ring's reply path after
- * the heal, {@code io.scythe.rrpc.Rocket#expire}'s deadlines) and why the deadline came 8 ms late. Not yet: the fix,
- * its replay test.
+ * --partition-for 5000us --seed 44} (also seeds 59, 78, 93 of the explorer) ended with cn0's clients retrying for the
+ * whole 1 s drain. Not the RRPC reply path, nor {@code Rocket#expire}'s order: traced, the READ sent at 86.5 us
+ * timed out in its Rocket at 4.0865 ms, on time, and its reply at 5.19 ms was dropped as late, as designed. The
+ * failure surfaced at 12.1 ms because {@link io.scythe.txn.aurogon.Removals#gone} waited the failover wait (8.02 ms in
+ * the memory-node crash runs: twice the 4 ms call bound plus detection) for mn0's removal, mn0 alive and answering
+ * throughout; the attempt's pre-attached version stayed pending there until its rollback at 12.1 ms, the next
+ * attempt's READ parked on it, was answered only then, past its own bound, and so on: a convoy of timeouts that never
+ * drained. Now a timed-out call the node took ({@link io.scythe.rrpc.RpcException#taken()}: it answered a later call
+ * of the same ring, served in order, so it read this one and lived on) is judged at once, by whether the node is
+ * removed now; only a call nothing later was answered after waits for a removal ({@code RemovalsTest
+ * #shouldJudgeATimedOutCallItsNodeTookAtOnceWithoutTheFailoverWait}, {@code RrpcTest
+ * #shouldSayATimedOutCallWasTakenOnlyWhenTheServerAnsweredALaterCall}). Seed 44 is quiescent now.
  *
  * <p><b>Not built yet (issue 20)</b>: SPS mode, a {@code Txn}
  * API flag for key-dependent reads (the wire flag exists). Values longer than one RRPC bucket (TPC-C's 504-680-byte rows) travel
