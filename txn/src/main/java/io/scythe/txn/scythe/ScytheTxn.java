@@ -441,7 +441,10 @@ public final class ScytheTxn extends OneSidedTxn {
         return absent.succeeded() ? read : settle(List.of(read, absent));
     }
 
-    /** OCC validation: nothing it read changed; what it only read is not locked or queued on either. */
+    /**
+     * OCC validation: nothing it read changed; what it only read is not locked or queued on by a writer either (readers
+     * only, {@code scythe:shared}'s shared tickets, pass: {@link TakeoutLockKind#writerQueued}).
+     */
     private Future<Void> validate(final List<Access> read) {
         if (read.isEmpty()) {
             return Future.succeededFuture();
@@ -468,7 +471,7 @@ public final class ScytheTxn extends OneSidedTxn {
                     throw new AbortException(AbortReason.VALIDATION, queued, a.table, a.key,
                         "key " + a.key + " of " + a.table + " changed");
                 }
-                if (!a.locked && queued != 0) {
+                if (!a.locked && TakeoutLockKind.writerQueued(h)) { // readers queued only: passes (proof there)
                     readAborted(a);
                     throw new AbortException(AbortReason.VALIDATION, queued, a.table, a.key,
                         "key " + a.key + " of " + a.table + " is locked or queued on");
