@@ -170,17 +170,23 @@ public final class ScytheTxn extends OneSidedTxn {
     }
 
     /**
-     * A read-only attempt's READ of {@code x}, READ again after {@link #READ_ONLY_PAUSE_NS} while it is found locked or
-     * queued on, up to {@link #READ_ONLY_READS} READs (then the caller aborts as an OCC read does). Nothing it read
+     * A read-only attempt's READ of {@code x}, READ again after {@link #READ_ONLY_PAUSE_NS} while a writer may hold or
+     * wait for it ({@link TakeoutLockKind#writerQueued}: readers holding shared tickets are read past, issue 22), up to {@link #READ_ONLY_READS} READs (then the caller aborts as an OCC read does). Nothing it read
      * before depends on it: its validation at commit checks every version it read is still current, so a later
      * version of this object is as good as the one a writer held.
      */
     private Future<Access> readUnlocked(final Access x, final int reads) {
-        return readImage(x).compose(read -> TakeoutLockKind.queued(read.image) == 0 || reads >= READ_ONLY_READS
+        return readImage(x).compose(read -> !TakeoutLockKind.writerQueued(read.image) || reads >= READ_ONLY_READS
             ? Future.succeededFuture(read)
             : runtime.timers().after(READ_ONLY_PAUSE_NS).compose(v -> readUnlocked(x, reads + 1)));
     }
 
+    /**
+     * An optimistic READ, aborting if a writer may hold or wait for the object. Readers only (shared tickets, {@code
+     * scythe:shared}) are read past (issue 22, helper sharedval): the read decides nothing for correctness, the
+     * validation at commit does ({@link TakeoutLockKind#writerQueued}'s proof); before, a read-only Balance waited out
+     * (or aborted on) WriteCheck's shared savings reads, and its other read's window grew meanwhile.
+     */
     private Future<UnsafeBuffer> optimisticRead(final String table, final long key) {
         return readVia(table, key, a -> once(a, x -> {
             if (hot) {
@@ -189,7 +195,7 @@ public final class ScytheTxn extends OneSidedTxn {
             return hot && declaredReadOnly ? readUnlocked(x, 1) : readImage(x);
         }).map(read -> {
             final long queued = TakeoutLockKind.queued(read.image);
-            if (queued != 0) {
+            if (TakeoutLockKind.writerQueued(read.image)) { // readers only (shared tickets) write nothing: read on
                 // Found locked or queued on when READ, in either mode: someone writes it, so a TOCC attempt's read of
                 // it would abort as this one does; it queues instead (learnt before the retry goes TOCC).
                 ReadHeat.of(runtime).aborted(AbortException.objectOf(table, key));
@@ -441,7 +447,10 @@ public final class ScytheTxn extends OneSidedTxn {
         return absent.succeeded() ? read : settle(List.of(read, absent));
     }
 
-    /** OCC validation: nothing it read changed; what it only read is not locked or queued on either. */
+    /**
+     * OCC validation: nothing it read changed; what it only read is not locked or queued on by a writer either (readers
+     * only, {@code scythe:shared}'s shared tickets, pass: {@link TakeoutLockKind#writerQueued}).
+     */
     private Future<Void> validate(final List<Access> read) {
         if (read.isEmpty()) {
             return Future.succeededFuture();
@@ -468,7 +477,7 @@ public final class ScytheTxn extends OneSidedTxn {
                     throw new AbortException(AbortReason.VALIDATION, queued, a.table, a.key,
                         "key " + a.key + " of " + a.table + " changed");
                 }
-                if (!a.locked && queued != 0) {
+                if (!a.locked && TakeoutLockKind.writerQueued(h)) { // readers queued only: passes (proof there)
                     readAborted(a);
                     throw new AbortException(AbortReason.VALIDATION, queued, a.table, a.key,
                         "key " + a.key + " of " + a.table + " is locked or queued on");

@@ -46,6 +46,32 @@ public final class TakeoutLock {
     public static final int REFUSED_HOT = 3;
     /** The heuristic wait of §4.4 (2), after Aurogon: about 20 us. */
     public static final long DEFER_NS = 20_000;
+    /**
+     * The top bit of {@code queued_ts}, a deviation (issue 22, helper sharedval; the paper's lock has no shared ticket):
+     * set, every ticket outstanding on the object ({@code [upper, lower)}) is a reader's (a shared ticket, {@link
+     * #lockShared}), so no writer holds or waits for it; clear, nothing is said. Timestamps never reach it (they are
+     * positive longs), and every rule here reads {@code queued_ts} without it ({@link #begin}). A one-sided reader that
+     * finds an object queued on only by readers may validate past them ({@link TakeoutLockKind#writerQueued}: the
+     * proof is there).
+     *
+     * <p>The invariant, "set implies no exclusive ticket is outstanding", is kept by whoever takes a ticket, as only
+     * a grant adds to {@code [upper, lower)} (a release, a recovery's skip or a cancellation only raise {@code upper}):
+     * <ul>
+     *   <li>an exclusive grant ({@link #lock}) clears it;</li>
+     *   <li>a shared grant sets it only where every ticket ahead of its own is a reader's: the bit was set, or the
+     *       queue was empty ({@code lower == upper}), or the reader run at the tail of the queue ({@link Run}: tickets
+     *       {@code [start, lower)} all readers', none taken since) covers it ({@code upper >= start}); else it
+     *       leaves it clear (a writer may still be queued ahead);</li>
+     *   <li>an insert's ticket ({@code Table#takeLock}) writes {@code queued_ts} whole with a timestamp, clearing it;
+     *       a reused slot is zeroed, and a re-replicated copy's header too ({@code ReReplicator}).</li>
+     * </ul>
+     * An exclusive ticket {@code t} is outstanding exactly while {@code upper <= t}: {@code upper} passes it only by
+     * its holder's +1 (or recovery's skip of it), since readers behind it hold, so release, only once {@code upper}
+     * passed it and a shared release before its turn is refused ({@link TicketLedger#releaseShared}). The bit is
+     * recomputed only at grants: after a writer ahead of a run releases it stays clear until the next reader's grant
+     * (conservative: a validation then aborts as before).
+     */
+    public static final long READERS_ONLY = 1L << 63;
 
     private static final int STRIPES = 256;
     private static final Object[] STRIPE_LOCKS = new Object[STRIPES];
@@ -70,6 +96,8 @@ public final class TakeoutLock {
         public long queuedTs;
         /** A shared ticket's turn: it holds the lock once {@code upper >= turn}; -1 unless a shared grant. */
         public long turn = -1;
+        /** {@code queued_ts}'s {@link #READERS_ONLY} bit (after a grant: as the grant left it). */
+        public boolean readersOnly;
     }
 
     /**
@@ -184,20 +212,28 @@ public final class TakeoutLock {
     private static long begin(final AtomicBuffer objects, final int header, final Outcome out) {
         final long lower = objects.getLongVolatile(header + ObjectLayout.LOWER_OFFSET);
         out.upper = objects.getLongVolatile(header + ObjectLayout.UPPER_OFFSET);
-        out.queuedTs = objects.getLongVolatile(header + ObjectLayout.QUEUED_TS_OFFSET);
+        final long queuedTs = objects.getLongVolatile(header + ObjectLayout.QUEUED_TS_OFFSET);
+        out.queuedTs = queuedTs & ~READERS_ONLY;
+        out.readersOnly = (queuedTs & READERS_ONLY) != 0;
         out.ticket = -1;
         out.turn = -1;
         return lower;
     }
 
-    /** The step both rules end a grant with: ticket {@code lower}, {@code queued_ts} raised to {@code ts}. */
+    /**
+     * The step both rules end a grant with: ticket {@code lower}, {@code queued_ts} raised to {@code ts}, its {@link
+     * #READERS_ONLY} bit set to {@code readersOnly} (the word written only when either changes).
+     */
     private static void take(final AtomicBuffer objects, final int header, final long lower, final long ts,
-                             final Outcome out) {
+                             final boolean readersOnly, final Outcome out) {
         out.status = GRANTED;
         out.ticket = lower;
-        if (ts > out.queuedTs) {
-            objects.putLongVolatile(header + ObjectLayout.QUEUED_TS_OFFSET, ts);
-            out.queuedTs = ts;
+        final long queuedTs = Math.max(ts, out.queuedTs);
+        if (queuedTs != out.queuedTs || readersOnly != out.readersOnly) {
+            objects.putLongVolatile(header + ObjectLayout.QUEUED_TS_OFFSET,
+                readersOnly ? queuedTs | READERS_ONLY : queuedTs);
+            out.queuedTs = queuedTs;
+            out.readersOnly = readersOnly;
         }
         objects.putLongVolatile(header + ObjectLayout.LOWER_OFFSET, lower + 1);
     }
@@ -268,7 +304,11 @@ public final class TakeoutLock {
             } else if (turns > watermarks.hot()) {
                 out.status = REFUSED_HOT;
             } else {
-                take(objects, header, lower, ts, out);
+                // Every ticket ahead a reader's (READERS_ONLY's invariant): the bit was set, or nothing was
+                // outstanding, or the run at the tail (closed or not: readers all) covers what is outstanding.
+                final boolean readersOnly = out.readersOnly || lower == out.upper
+                    || tail != null && out.upper >= tail.start;
+                take(objects, header, lower, ts, readersOnly, out);
                 out.turn = turn;
                 extend(runs, object, tail, trailing, lower, tsBefore, incarnation);
             }
@@ -312,7 +352,7 @@ public final class TakeoutLock {
             } else if (turnsAhead > watermarks.hot()) {
                 out.status = REFUSED_HOT;
             } else {
-                take(objects, header, lower, ts, out);
+                take(objects, header, lower, ts, false, out); // a writer's ticket: READERS_ONLY cleared
             }
             return out;
         }

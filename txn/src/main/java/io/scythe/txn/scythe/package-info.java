@@ -7,11 +7,14 @@
  * <pre>
  *   0  lower     (u64)  Takeout Lock: next ticket          written by the MN's CPU in the Lock RPC
  *   8  upper     (u64)  Takeout Lock: ticket served        CNs add 1 (RDMA FAA) to unlock
- *  16  queued_ts (u64)  largest timestamp queued            MN's CPU, in the Lock RPC
+ *  16  queued_ts (u64)  largest timestamp queued            MN's CPU, in the Lock RPC; top bit: readers only
  *  32  version   (u64)  commit timestamp of the value       the write-back, raised above the one under the lock
  * </pre>
  * Free: {@code lower == upper}; held by ticket {@code t} while {@code upper == t}
- * ({@link io.scythe.txn.scythe.TakeoutLockKind}, redo lock kind 1, token = the ticket).
+ * ({@link io.scythe.txn.scythe.TakeoutLockKind}, redo lock kind 1, token = the ticket). The top bit of {@code queued_ts}
+ * ({@link io.scythe.txn.scythe.TakeoutLock#READERS_ONLY}, {@code scythe:shared} only) says every outstanding ticket is
+ * a reader's: optimistic reads and validations pass such an object ({@link
+ * io.scythe.txn.scythe.TakeoutLockKind#writerQueued}, with the proof).
  *
  * <p><b>Verbs</b>: OCC reads are one READ of the whole object (aborting at once if anything is queued); a lock is a
  * Lock RPC ({@link io.scythe.txn.scythe.LockRpc}: the MN grants a ticket or refuses, {@link

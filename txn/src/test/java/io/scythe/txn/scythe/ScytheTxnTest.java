@@ -414,6 +414,36 @@ class ScytheTxnTest {
             "queued on 12: 0");
     }
 
+    /**
+     * Issue 22 (helper sharedval): an optimistic read validates past readers holding shared tickets (they write
+     * nothing there), never past a writer queued behind them. Failed before: the first commit aborted for validation.
+     */
+    @Test
+    void shouldValidateAnOptimisticReadPastSharedTicketsButNotPastAWriterQueuedBehindThem() throws Exception {
+        final List<String> result = on(rt -> {
+            rt.extension(ReadHeat.KEY, r -> new ReadHeat(() -> 0L));
+            ReadHeat.of(rt).aborted(AbortException.objectOf(T, 6)); // hot for reads: a TOCC read queues, shared
+            final ScytheTxn occ = new ScytheTxn(rt, false);
+            final ScytheTxn later = new ScytheTxn(rt, false);
+            final ScytheTxn reader = new ScytheTxn(rt, true, true);
+            final ScytheTxn writer = new ScytheTxn(rt, true, true);
+            return occ.read(T, 6).compose(v -> later.read(T, 6)).compose(v -> reader.read(T, 6)).compose(v -> {
+                final String held = "readers " + queued(6);
+                return outcome(occ.commit()).compose(first -> {
+                    final Future<UnsafeBuffer> queuedWrite = writer.readForUpdate(T, 6);
+                    return untilQueued(rt, 6, 2, 50).compose(w -> outcome(later.commit()))
+                        .compose(second -> reader.commit().compose(ts -> queuedWrite).compose(x -> {
+                            writer.write(T, 6, money(9), 0, 8);
+                            return writer.commit();
+                        }).map(ts -> List.of(held, first, second)));
+                });
+            });
+        });
+        assertThat(result).containsExactly("readers 1", "ok", AbortReason.VALIDATION.label());
+        assertThat(valueOf(6)).isEqualTo(9);
+        assertThat(queued(6)).isZero();
+    }
+
     private long tickets(final long key) {
         return table.objectMemory().getLongVolatile(table.offsetOf(table.lookup(key)) + ObjectLayout.LOWER_OFFSET);
     }

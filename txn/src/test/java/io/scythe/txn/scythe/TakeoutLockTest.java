@@ -114,6 +114,50 @@ class TakeoutLockTest {
         return objects.getLong(ObjectLayout.UPPER_OFFSET);
     }
 
+    private boolean readersOnly() {
+        return (objects.getLong(ObjectLayout.QUEUED_TS_OFFSET) & TakeoutLock.READERS_ONLY) != 0;
+    }
+
+    private TakeoutLock.Outcome lockWriter(final long ts) {
+        return TakeoutLock.lock(objects, 0, 7, ts, true, Watermarks.DEFAULT, runs, out);
+    }
+
+    /**
+     * queued_ts's READERS_ONLY bit (issue 22, helper sharedval): set only while every outstanding ticket is a reader's,
+     * so a one-sided validation may pass the readers; never while a writer holds or waits; the timestamp rule reads
+     * queued_ts without it. Failed before the bit: it was never set.
+     */
+    @Test
+    void shouldSayReadersOnlyOnlyWhileNoWriterIsOutstanding() {
+        assertThat(lockShared(10).status).isEqualTo(TakeoutLock.GRANTED);
+        assertThat(readersOnly()).as("a reader on an empty queue").isTrue();
+        assertThat(lockShared(11).turn).isZero();
+        assertThat(readersOnly()).as("a reader joining it").isTrue();
+        assertThat(lockWriter(20).status).isEqualTo(TakeoutLock.GRANTED);
+        assertThat(out.ticket).isEqualTo(2);
+        assertThat(readersOnly()).as("a writer queued behind them").isFalse();
+        assertThat(out.queuedTs).isEqualTo(20);
+        assertThat(lockShared(30).turn).as("a run behind the writer").isEqualTo(3);
+        assertThat(readersOnly()).as("the writer still outstanding ahead of it").isFalse();
+        unlock();
+        unlock(); // the two readers of turn 0
+        assertThat(readersOnly()).as("recomputed at grants only: conservative").isFalse();
+        unlock(); // the writer
+        assertThat(lockShared(31).turn).as("joins the run at the tail, which covers what is outstanding").isEqualTo(3);
+        assertThat(readersOnly()).isTrue();
+        assertThat(objects.getLong(ObjectLayout.QUEUED_TS_OFFSET) & ~TakeoutLock.READERS_ONLY).isEqualTo(31);
+        assertThat(lockWriter(25).status).as("timestamp order against 31, not the word with its bit")
+            .isEqualTo(TakeoutLock.REFUSED_ORDER);
+        assertThat(readersOnly()).as("a refusal takes no ticket").isTrue();
+        assertThat(lockWriter(40).status).isEqualTo(TakeoutLock.GRANTED);
+        assertThat(objects.getLong(ObjectLayout.QUEUED_TS_OFFSET)).as("bit cleared by the writer's grant").isEqualTo(40);
+        unlock();
+        unlock();
+        unlock(); // both readers of turn 3 and the writer: the queue empty
+        assertThat(lockShared(50).turn).isEqualTo(6);
+        assertThat(readersOnly()).as("a reader on an empty queue again").isTrue();
+    }
+
     /**
      * A slot reused by another object (header zeroed, incarnation raised) whose inserter holds ticket 0: the old
      * object's reader run [0, 1) must not match again once the new {@code lower} climbs back to its {@code next}, or
