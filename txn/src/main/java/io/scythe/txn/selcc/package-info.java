@@ -504,7 +504,8 @@
  *       {@code SelccNewSharerSimTest} (scripted on the GCL API: a writer and four readers of one line; the path
  *       {@code LineCache#NEW_SHARER_IN_CASE_3} counted in {@code sim.paths_taken} in each seed, also on an upgrade's
  *       invalidation of its readers; no read misses a write completed before its SLock, no write completes while a
- *       reader holds the line, the counter is the writes). TODO (found there, not fixed): the GCL API's waiting locks
+ *       reader holds the line, the counter is the writes; a planted requester that takes the line after case 3's
+ *       answers without its next CAS, so ignoring the sharers that joined, fails both seeds on stale reads). TODO (found there, not fixed): the GCL API's waiting locks
  *       starve one side of one hot line for the whole 400 us run: one writer against four readers 2-10 us apart
  *       gets its XLock only as the readers stop; two writers (or readers 6-26 us apart) keep it Modified between
  *       them by case-1 handovers and every reader's first SLock waits to the end. Liveness only (the checks hold);
