@@ -1,5 +1,6 @@
 package io.scythe.sim;
 
+import io.scythe.txn.selcc.LineCache;
 import io.vertx.core.json.JsonObject;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -11,7 +12,8 @@ import static org.assertj.core.api.Assertions.assertThat;
  * Exclusive, invalidating the others, who are busy upgrading too): transactions plain-read a hot counter and then write
  * it (no read for update), at 4 compute nodes of 4 loops. Without a tie-break every upgrader drops the others'
  * invalidations and none wins. The run must end quiescent, count every committed increment in memory, leave no latch
- * set, and count at least 20 increments (warm-up, 200 us and drain).
+ * set, count at least 20 increments (warm-up, 200 us and drain), and must have taken the upgrade's fallback and the
+ * tie-break's yield ({@code sim.paths_taken}).
  */
 class SelccUpgradeRaceSimTest extends SimVertxTest {
     @ParameterizedTest
@@ -32,5 +34,12 @@ class SelccUpgradeRaceSimTest extends SimVertxTest {
         // before the tie-break the clients of 2-3 nodes never finished their first transaction.
         assertThat(run.getJsonObject("conserved").getLong("final")).as("increments in all: " + run.encode())
             .isGreaterThanOrEqualTo(20);
+        // The race was run, not only survived: upgrades gave their Shared up and took the line anew (§4.3's fallback
+        // after failed CASes, and the tie-break's yield to a lower participant).
+        final JsonObject paths = sim.getJsonObject("paths_taken", new JsonObject());
+        assertThat(paths.getLong(LineCache.UPGRADE_FALLBACK, 0L)).as("upgrade fallbacks: " + paths.encode())
+            .isPositive();
+        assertThat(paths.getLong(LineCache.UPGRADE_YIELDED, 0L)).as("upgrades yielded: " + paths.encode())
+            .isPositive();
     }
 }

@@ -231,6 +231,12 @@ public final class LineCache {
         /** Rounds of the acquisition in flight answered "dropped" (bounded by {@link SelccModule#rounds}). */
         int drops;
         /**
+         * The readers the acquisition in flight last invalidated (case 3, or an upgrade's), 0 when its last round
+         * asked none: a reader bit outside them on its next CAS is a new sharer that joined meanwhile
+         * ({@link #NEW_SHARER_IN_CASE_3}).
+         */
+        long askedReaders;
+        /**
          * Priority matching (§5.3.2): the priority this participant's Exclusive was taken at after it starved (retried:
          * at least {@link SelccModule#SPIN_MIN_PRIORITY}), else 0; while it holds the line Modified a global reader's
          * PeerRd of lower priority is dropped, so starved writers and readers take turns. Cleared when M is left.
@@ -372,8 +378,8 @@ public final class LineCache {
             SelccModule.leaseNs()));
     }
 
-    /** What {@link #sampleInvariants} found: frames checked (not busy, memo M or S) and the violations described. */
-    record Sampled(long frames, List<String> violations) {
+    /** What {@link #sampleInvariants} found: frames checked (not busy, memo M or S), words checked and the violations. */
+    record Sampled(long frames, long words, List<String> violations) {
     }
 
     /**
@@ -384,22 +390,36 @@ public final class LineCache {
      * memo M names this participant as the word's exclusive holder (so at most one M a line, the paper's "memo = M iff
      * latch.x = that CN"), memo S has its reader bit set ("memo = S implies its bit is set"); and no such S frame of
      * one participant stands beside such an M frame of another ("x != 0 implies only transient reader bits": a settled
-     * S frame's bit is not transient). Reads only; changes nothing.
+     * S frame's bit is not transient).
+     *
+     * <p>The reverse direction over the words of {@code lines} (and of every cached frame): a word's exclusive holder
+     * has the line Modified in its cache, or a step on it in flight (the frame busy: an acquisition whose CAS or
+     * handover landed before its answer came, a handover it serves) or its eviction's release in flight; a reader bit
+     * likewise names a participant that holds the line Shared, is busy with it (a Shared FAA about to be undone, a
+     * downgrade) or evicting it. A participant the word names that has no cache among {@code caches} is a violation
+     * too. A word held by nobody's cache is a latch leaked while the run goes on (the end's {@code locks_left_held}
+     * sees only what is left at quiescence). Reads only; changes nothing (not even the caches' LRU order).
      */
     static Sampled sampleInvariants(final java.util.Collection<LineCache> caches,
+                                    final java.util.Collection<Line> lines,
                                     final java.util.function.ToLongFunction<Line> wordAt) {
         final List<String> bad = new ArrayList<>();
         final Map<Line, int[]> settled = new HashMap<>(); // line -> {M holder or 0, an S participant or 0}
+        final Map<Integer, Map<Line, Frame>> byParticipant = new HashMap<>();
+        final java.util.Set<Line> words = new java.util.LinkedHashSet<>(lines);
         long checked = 0;
         for (final LineCache c : caches) {
-            for (final Frame f : c.frames.values()) {
+            final Map<Line, Frame> mine = new HashMap<>();
+            byParticipant.put(c.me, mine);
+            for (final Frame f : c.frames.values()) { // iterating: frames.get would reorder the LRU
+                mine.put(f.line, f);
+                words.add(f.line);
                 if (f.busy || f.memo == Memo.I) {
                     continue;
                 }
                 checked++;
                 final long word = wordAt.applyAsLong(f.line);
-                final String where = f.line.node() + "@" + f.line.address() + " (word " + Long.toHexString(word)
-                    + ")";
+                final String where = where(f.line, word);
                 if (f.memo == Memo.M && LatchWord.holder(word) != c.me) {
                     bad.add("participant " + c.me + " holds " + where + " Modified but the word names holder "
                         + LatchWord.holder(word));
@@ -415,7 +435,42 @@ public final class LineCache {
                 }
             }
         }
-        return new Sampled(checked, bad);
+        final Map<Integer, LineCache> cacheOf = new HashMap<>();
+        for (final LineCache c : caches) {
+            cacheOf.put(c.me, c);
+        }
+        for (final Line line : words) {
+            final long word = wordAt.applyAsLong(line);
+            final int holder = LatchWord.holder(word);
+            if (holder != 0) {
+                reverse(bad, cacheOf.get(holder), byParticipant.get(holder), holder, line, word, Memo.M);
+            }
+            for (long r = LatchWord.readers(word); r != 0; r &= r - 1) {
+                final int p = Long.numberOfTrailingZeros(r) + 1;
+                reverse(bad, cacheOf.get(p), byParticipant.get(p), p, line, word, Memo.S);
+            }
+        }
+        return new Sampled(checked, words.size(), bad);
+    }
+
+    /** One participant a word names ({@code as} M: its holder, S: a reader): its cache must show it (see above). */
+    private static void reverse(final List<String> bad, final LineCache cache, final Map<Line, Frame> frames,
+                                final int participant, final Line line, final long word, final Memo as) {
+        if (cache == null) {
+            bad.add(where(line, word) + " names participant " + participant + (as == Memo.M ? " holder" : " reader")
+                + ", which has no cache");
+            return;
+        }
+        final Frame f = frames.get(line);
+        if ((f != null && (f.busy || f.memo == as)) || cache.evicting.containsKey(line)) {
+            return;
+        }
+        bad.add(where(line, word) + " names participant " + participant + (as == Memo.M ? " holder" : " reader")
+            + " but its cache has the line " + (f == null ? "not at all" : f.toString()) + ", no step in flight");
+    }
+
+    private static String where(final Line line, final long word) {
+        return line.node() + "@" + line.address() + " (word " + Long.toHexString(word) + ")";
     }
 
     /** Registers the invalidation handler on one compute node's peers. */
@@ -702,6 +757,9 @@ public final class LineCache {
 
     private Future<Void> acquireExclusive(final Frame f, final int round) {
         f.round = round;
+        if (round == 0) {
+            f.askedReaders = 0;
+        }
         final long sent = runtime.timers().nowNs();
         return channel(f).compose(ch -> {
             final Doorbell batch = ch.doorbell();
@@ -722,6 +780,9 @@ public final class LineCache {
             }
             final Future<Integer> asked = holder != 0 ? invalidate(f, Invalidation.PEER_WR, holder)
                 : invalidateReaders(f, LatchWord.readers(previous) & ~LatchWord.bit(me));
+            if (holder != 0) {
+                f.askedReaders = 0;
+            }
             return asked.compose(status -> {
                 if (status == Invalidation.GRANTED) {
                     f.memo = Memo.M; // case 1: handed over, the copy forwarded
@@ -763,6 +824,9 @@ public final class LineCache {
         if (f.yieldTo != 0) {
             return upgradeFallback(f);
         }
+        if (tries == 0 && f.yieldWaits == 0) {
+            f.askedReaders = 0;
+        }
         f.round = tries;
         final long mine = LatchWord.share(me);
         final long sent = runtime.timers().nowNs();
@@ -803,6 +867,7 @@ public final class LineCache {
      */
     private Future<Void> upgradeFallback(final Frame f) {
         Stats.count("upgrade " + (f.yieldTo != 0 ? "yielded (tie-break)" : "fallback"));
+        runtime.tookPath(f.yieldTo != 0 ? UPGRADE_YIELDED : UPGRADE_FALLBACK);
         f.yieldTo = 0;
         f.upgrading = false;
         return mustLand("releasing Shared for the upgrade's fallback", () -> channel(f).compose(ch ->
@@ -894,9 +959,29 @@ public final class LineCache {
 
     // ------------------------------------------------------------------------------------------ invalidation
 
+    /**
+     * The rare path of a new sharer joining during case 3 (or an upgrade's invalidation of its readers): between two
+     * CASes of one acquisition, a participant not among the readers the last round invalidated FAA'd its reader bit
+     * in (the word named no holder, so it took the line Shared and READ the memory node's copy). The next CAS fails on
+     * its bit and invalidates it too; never is the line taken Exclusive beside it. Reported to
+     * {@link TxnRuntime#tookPath} (the simulator's {@code sim.paths_taken}; {@code SelccNewSharerSimTest}).
+     */
+    public static final String NEW_SHARER_IN_CASE_3 = "selcc: a new sharer joined while case 3 invalidated the readers";
+
+    /** {@link #upgradeFallback} after {@link #UPGRADE_TRIES} failed CASes (a {@link TxnRuntime#tookPath}). */
+    public static final String UPGRADE_FALLBACK = "selcc: upgrade fallback (Shared released, Exclusive taken anew)";
+
+    /** {@link #upgradeFallback} by the symmetric race's tie-break (a {@link TxnRuntime#tookPath}). */
+    public static final String UPGRADE_YIELDED = "selcc: upgrade yielded to a lower participant (tie-break)";
+
     /** Sends PeerWr to every participant in {@code readers}: DROPPED if one dropped it, else RELEASED. */
     private Future<Integer> invalidateReaders(final Frame f, final long readers) {
         Stats.count("case 3 readers " + Long.bitCount(readers));
+        if ((readers & ~f.askedReaders) != 0 && f.askedReaders != 0) {
+            Stats.count("case 3 new sharer");
+            runtime.tookPath(NEW_SHARER_IN_CASE_3);
+        }
+        f.askedReaders = readers;
         final List<Future<Integer>> asked = new ArrayList<>();
         long r = readers;
         while (r != 0) {
@@ -2095,7 +2180,9 @@ public final class LineCache {
             for (final Frame f : group) {
                 if (f.memo == Memo.M) {
                     addFlush(batch, f);
-                    batch.fetchAndAdd(f.latchAddress(), f.rkey, LatchWord.unexclusive(me));
+                    if (!plantedLeakOnEviction) {
+                        batch.fetchAndAdd(f.latchAddress(), f.rkey, LatchWord.unexclusive(me));
+                    }
                 } else {
                     batch.fetchAndAdd(f.latchAddress(), f.rkey, LatchWord.unshare(me));
                 }
@@ -2111,6 +2198,13 @@ public final class LineCache {
         });
         return landed.future();
     }
+
+    /**
+     * Tests only, off unless one sets it ({@code LatchInvariants#plantLeakOnEviction}): a planted bug, the eviction of
+     * a Modified frame that flushes it but forgets its release FAA, so the word keeps naming a holder whose cache no
+     * longer has the line: what the reverse direction of {@link #sampleInvariants} must catch under load.
+     */
+    static volatile boolean plantedLeakOnEviction;
 
     /** The lease: frames idle for {@code leaseNs} are released, checked every half lease while any is cached. */
     private void startSweeping() {
