@@ -205,4 +205,50 @@ class LotusInsertSimTest extends SimVertxTest {
         assertThat(pointers).as("committed keys found in the primary's index, " + what).hasSize(committed.size());
         return new Outcome(committed.size(), insertRpcs, granted);
     }
+
+    /**
+     * The explorer's phantom and TPC-C runs of lotus (NewOrder inserts orders, new-order and order-line rows; phantom
+     * inserts and deletes marks), one-sided and with the INSERT RPC as before lotusins: no violation either way, and
+     * the INSERT RPCs the memory nodes served (hash-indexed tables: all of both workloads') drop to 0, the slots
+     * granted instead. Fails without lotusins (its first assertion: every insert was an INSERT RPC).
+     */
+    @Test
+    void shouldSendNoInsertRpcOnPhantomAndTpcc() throws Exception {
+        for (final Explorer.Workload workload : new Explorer.Workload[] {Explorer.Workload.PHANTOM,
+            Explorer.Workload.TPCC}) {
+            final long[] oneSided = countedRun(workload, true);
+            final long[] rpc = countedRun(workload, false);
+            System.out.println("lotus " + workload + ": one-sided " + java.util.Arrays.toString(oneSided)
+                + ", rpc " + java.util.Arrays.toString(rpc) + " (committed, INSERT RPCs, slots granted)");
+            assertThat(oneSided[1]).as("INSERT RPCs, one-sided, " + workload).isZero();
+            assertThat(oneSided[2]).as("slots granted, " + workload).isPositive();
+            assertThat(rpc[1]).as("INSERT RPCs, rpc, " + workload).isPositive();
+            assertThat(rpc[2]).isZero();
+        }
+    }
+
+    /** committed, INSERT RPCs served, slots granted, over seeds 1 to 3 of {@code workload}. */
+    private static long[] countedRun(final Explorer.Workload workload, final boolean oneSided) throws Exception {
+        final long[] out = new long[3];
+        LotusModule.oneSidedInserts(oneSided);
+        try {
+            for (long seed = 1; seed <= 3; seed++) {
+                final Simulation sim = new Simulation(Explorer.options("lotus", seed).durationNs(
+                    workload == Explorer.Workload.TPCC ? 600_000 : 150_000), workload.spec(seed, false));
+                final JsonObject run = sim.run(vertx).run().toJson();
+                assertThat(run.getJsonObject("sim").getJsonArray("violations")).as(workload + " seed " + seed)
+                    .isEmpty();
+                out[0] += run.getLong("committed");
+                for (final LogDb db : sim.memoryNodes()) {
+                    for (final Table t : db.tables()) {
+                        out[1] += t.lockedInserts();
+                        out[2] += t.slotsGranted();
+                    }
+                }
+            }
+        } finally {
+            LotusModule.oneSidedInserts(true);
+        }
+        return out;
+    }
 }
