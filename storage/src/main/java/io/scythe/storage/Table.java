@@ -85,6 +85,9 @@ public final class Table {
      * Whoever misses the key therefore sees a bound at or above every version it had.
      */
     private final int absentBoundOffset;
+    /** INSERTs served ({@link #insertLocked}) and object slots granted ({@link #grantSlots}): counters for checks. */
+    private long lockedInserts;
+    private long slotsGranted;
 
     Table(final TableSchema schema, final MemoryRegion objects, final MemoryRegion indexRegion,
           final MemoryRegion versions, final int hashBuckets, final long seed) {
@@ -226,6 +229,7 @@ public final class Table {
         }
         writer.lock();
         try {
+            lockedInserts++;
             final long existing = index.lookup(key);
             if (existing != 0) {
                 final int at = offsetOf(existing);
@@ -307,6 +311,63 @@ public final class Table {
                 return existing;
             }
             return createObject(key, null, 0, 0, ObjectLayout.LOADED_VERSION, null, 0, FLAG_DELETED);
+        } finally {
+            writer.unlock();
+        }
+    }
+
+    /** {@link #insertLocked} calls so far (INSERT RPCs served). */
+    public long lockedInserts() {
+        writer.lock();
+        try {
+            return lockedInserts;
+        } finally {
+            writer.unlock();
+        }
+    }
+
+    /** Object slots {@link #grantSlots} handed out so far. */
+    public long slotsGranted() {
+        writer.lock();
+        try {
+            return slotsGranted;
+        } finally {
+            writer.unlock();
+        }
+    }
+
+    /**
+     * Hands up to {@code count} object slots to a compute node for its one-sided inserts (Lotus, lotus.md §2.1;
+     * {@code LogDbRpc#GRANT}): each initialised as a placeholder (deleted, empty, at
+     * {@link ObjectLayout#LOADED_VERSION}, unlocked, a new incarnation) and <em>not</em> in the index: the compute
+     * node writes the object and then its index slot itself, under its lock of that index bucket. Such an object is
+     * never in this table's reclamation bookkeeping (its deleted keys, its history), as an object a one-sided
+     * write-back deleted is not: it stays a tombstone, which an INSERT revives. The index's entry count
+     * ({@link Index#size}) does not count the compute node's entries. A slot granted is the compute node's until it
+     * uses it (a node that dies with slots unused leaks them: lotus package doc, TODO {@code lotusins-return}).
+     *
+     * @return the pointers granted (fewer when the slab runs out; none when it is full)
+     */
+    public long[] grantSlots(final int count) {
+        writer.lock();
+        try {
+            final long[] granted = new long[count];
+            int n = 0;
+            while (n < count) {
+                final long slot = objectSlab.allocate();
+                if (slot < 0) {
+                    break;
+                }
+                final int at = (int) slot;
+                final int incarnation = (objectMemory.getShort(at + INCARNATION_OFFSET) + 1) & 0xffff;
+                objectMemory.setMemory(at, ObjectLayout.HEADER_BYTES, (byte) 0);
+                objectMemory.putShort(at + INCARNATION_OFFSET, (short) incarnation);
+                objectMemory.putShort(at + FLAGS_OFFSET, (short) FLAG_DELETED);
+                objectMemory.putLongRelease(at + VERSION_OFFSET, ObjectLayout.LOADED_VERSION);
+                granted[n++] = ObjectLayout.pointer(objects.address() + at, incarnation);
+            }
+            slotsGranted += n;
+            return java.util.Arrays.copyOf(granted, n);
         } finally {
             writer.unlock();
         }

@@ -33,6 +33,13 @@ public final class Access {
     /** Created by this attempt's INSERT RPC, locked by it: the write-back installs the version and releases it. */
     public boolean inserted;
     /**
+     * Created by this attempt one-sided (Lotus's inserts, helper lotusins) in an object slot the memory node granted
+     * and outside its index until the commit writes the index slot: the primary's home is a placeholder (deleted,
+     * empty) as a backup's is, so the write-back writes it whole ({@code WriteSet#addWrites}), and an abort has no
+     * INSERT to abandon on the memory node.
+     */
+    public boolean placeholderHome;
+    /**
      * What this attempt read of it was no live value: the key absent from the index, its object deleted, or (for an
      * object this attempt inserted) the state its INSERT replaced. {@link #readVersion} then bounds the version seen
      * from above: the version read is the newest committed one at or below it (versions of a key only grow, and the

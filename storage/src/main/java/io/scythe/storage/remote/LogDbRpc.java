@@ -13,6 +13,7 @@ package io.scythe.storage.remote;
  *  ABANDON request: u32 table id | u32 lock | u64 key | u64 pointer     reply: u64 0
  *  LOCATE  request: u32 table id | u32 pad | u64 key                   reply: u64 object pointer
  *  KEYS    request: u32 table id | u32 limit | u64 skip      reply: u32 count | u32 pad | u64 keys in all | keys
+ *  GRANT   request: u32 table id | u32 count                 reply: u32 count | u32 pad | count x u64 pointer
  * </pre>
  * KEYS enumerates a table's index (deleted objects too) in the index's order, {@code limit} keys from the
  * {@code skip}-th on: the re-replicator of a rejoining copy pages through a primary with it. The order is the
@@ -23,6 +24,8 @@ package io.scythe.storage.remote;
  * it when that transaction does not commit ({@code Table#abandonInsert}). The ticket is the Takeout Lock ticket the
  * inserter holds ({@code Table#insertTicket}; 0 with a CAS word): a revived object's is not 0, and the inserter's
  * redo record must name it for recovery to tell its lock still held.
+ * GRANT hands object slots, outside the index, to a compute node that inserts one-sided (Lotus:
+ * {@code Table#grantSlots}); it writes the object and its index slot itself.
  * Errors use the RRPC error reply with the codes below.
  */
 public final class LogDbRpc {
@@ -33,6 +36,9 @@ public final class LogDbRpc {
     public static final int ABANDON = 0x4c05;
     public static final int LOCATE = 0x4c06;
     public static final int KEYS = 0x4c07;
+    public static final int GRANT = 0x4c08;
+    /** Most slots one GRANT reply carries (its 456 bytes fit one reply bucket of the default RRPC options, 472). */
+    public static final int GRANT_MAX = 56;
     /** Most keys one KEYS reply carries: its 464 bytes fit one reply bucket of the default RRPC options (472). */
     public static final int KEYS_MAX = 56;
     /** Bytes of a KEYS reply before the keys. */

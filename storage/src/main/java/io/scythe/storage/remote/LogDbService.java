@@ -48,6 +48,7 @@ public final class LogDbService {
         server.handle(LogDbRpc.ABANDON, this::abandon);
         server.handle(LogDbRpc.LOCATE, this::locate);
         server.handle(LogDbRpc.KEYS, this::keys);
+        server.handle(LogDbRpc.GRANT, this::grant);
         return this;
     }
 
@@ -169,6 +170,31 @@ public final class LogDbService {
         }
         scratch.putLong(0, pointer);
         responder.reply(scratch, 0, 8);
+    }
+
+    private void grant(final RpcRequest request, final RpcResponder responder) {
+        final Table table = table(request, responder, 8);
+        if (table == null) {
+            return;
+        }
+        final int count = request.payload().getInt(request.payloadOffset() + 4);
+        if (count < 1 || count > LogDbRpc.GRANT_MAX) {
+            responder.fail(LogDbRpc.BAD_REQUEST, "GRANT count=" + count + ": need 1 <= count <= "
+                + LogDbRpc.GRANT_MAX);
+            return;
+        }
+        final long[] granted = table.grantSlots(count);
+        if (granted.length == 0) {
+            responder.fail(LogDbRpc.FULL, "table " + table.schema().name() + " on memory node " + db.nic().node()
+                + " is full (capacity " + table.schema().capacity() + ")");
+            return;
+        }
+        scratch.putInt(0, granted.length);
+        scratch.putInt(4, 0);
+        for (int i = 0; i < granted.length; i++) {
+            scratch.putLong(8 + 8 * i, granted[i]);
+        }
+        responder.reply(scratch, 0, 8 + 8 * granted.length);
     }
 
     private void keys(final RpcRequest request, final RpcResponder responder) {

@@ -278,6 +278,127 @@ public final class RemoteTable {
         return rocket.get().compose(r -> r.call(LogDbRpc.ABANDON, request, 0, 24)).mapEmpty();
     }
 
+    /** GRANT RPC ({@link LogDbRpc#GRANT}): up to {@code count} object slots outside the index, for one-sided inserts. */
+    public Future<long[]> grantSlots(final int count) {
+        rpcs++;
+        final UnsafeBuffer request = new UnsafeBuffer(new byte[8]);
+        request.putInt(0, table.schema().id());
+        request.putInt(4, count);
+        return rocket.get().compose(r -> r.call(LogDbRpc.GRANT, request, 0, 8)).map(reply -> {
+            final int n = reply.length() < 8 ? -1 : reply.payload().getInt(0);
+            if (n < 1 || n > count || reply.length() != 8 + 8L * n) {
+                throw new IllegalStateException("GRANT reply of " + reply.length() + " bytes");
+            }
+            final long[] pointers = new long[n];
+            for (int i = 0; i < n; i++) {
+                pointers[i] = reply.payload().getLong(8 + 8 * i);
+            }
+            return pointers;
+        });
+    }
+
+    /**
+     * Where a one-sided insert of {@code key} would go in this table's hash index, found by READs of its probe
+     * sequence (and of the absent bound, in the doorbell of each bucket READ): {@code found} the key's pointer when it
+     * is in the index (live or a tombstone: no slot then), else {@code probe} and {@code slot}, the first slot that
+     * holds no object from the home bucket on ({@link HashIndex#insert} picks the same one), with its address word
+     * ({@code EMPTY} or {@code DELETED}) and the bound; {@code probe} is -1 when the window has no free slot.
+     */
+    public record InsertSlot(long found, int probe, int slot, long word, long bound) {
+    }
+
+    /**
+     * {@link InsertSlot} of {@code key}, by one-sided READs (hash index only). Slots {@code claimed} says are taken
+     * (by address: the caller's other inserts, whose index WRITEs come later) are not picked, but an EMPTY one still
+     * ends the search for the key (once written, it is not empty; if never written, neither is this key's slot: both
+     * are one commit's); past that, buckets are READ for a free slot only.
+     */
+    public Future<InsertSlot> probeForInsert(final long key, final java.util.function.LongPredicate claimed) {
+        if (table.schema().index() != IndexKind.HASH) {
+            return Future.failedFuture(new IllegalStateException("table " + table.schema().name()
+                + " has no hash index"));
+        }
+        final UnsafeBuffer bucket = new UnsafeBuffer(new byte[HashIndexLayout.BUCKET_BYTES]);
+        final UnsafeBuffer bound = new UnsafeBuffer(new byte[8]);
+        return channel.get().compose(ch -> probeFree(ch, key, claimed, 0, false, bucket, bound));
+    }
+
+    private Future<InsertSlot> probeFree(final RdmaChannel ch, final long key,
+                                         final java.util.function.LongPredicate claimed, final int probe,
+                                         final boolean keyAbsent, final UnsafeBuffer bucket,
+                                         final UnsafeBuffer bound) {
+        if (probe == HashIndexLayout.MAX_PROBE_BUCKETS) {
+            return Future.succeededFuture(new InsertSlot(0, -1, -1, 0, bound.getLong(0)));
+        }
+        reads += keyAbsent ? 1 : 2;
+        final io.scythe.bridge.Doorbell batch = ch.doorbell();
+        batch.read(table.bucketAddress(key, probe), table.index().rkey(), bucket, 0, HashIndexLayout.BUCKET_BYTES);
+        if (!keyAbsent) { // the bound READ after the bucket's, as lookupOneSidedWithBound's
+            batch.read(table.absentBoundAddress(), table.index().rkey(), bound, 0, 8);
+        }
+        return batch.post().compose(v -> {
+            int free = -1;
+            long word = 0;
+            boolean sawEmpty = false;
+            for (int slot = 0; slot < HashIndexLayout.SLOTS_PER_BUCKET; slot++) {
+                final int at = slot * HashIndexLayout.SLOT_BYTES;
+                final long address = bucket.getLong(at + HashIndexLayout.ADDRESS_OFFSET);
+                java.lang.invoke.VarHandle.acquireFence();
+                if (!keyAbsent && HashIndexLayout.live(address)
+                    && bucket.getLong(at + HashIndexLayout.KEY_OFFSET) == key) {
+                    return Future.succeededFuture(new InsertSlot(address, -1, -1, 0, 0));
+                }
+                if (!HashIndexLayout.live(address) && free < 0 && !claimed.test(slotAddress(key, probe, slot))) {
+                    free = slot;
+                    word = address;
+                }
+                sawEmpty |= address == HashIndexLayout.EMPTY;
+            }
+            if (!keyAbsent && free >= 0) {
+                // Is this the first free slot from home, and is the key absent? Earlier buckets had none (else
+                // picked there); the key is absent once a bucket with an EMPTY slot is reached.
+                if (sawEmpty) {
+                    return Future.succeededFuture(new InsertSlot(0, probe, free, word, bound.getLong(0)));
+                }
+                final int freeProbe = probe;
+                final int freeSlot = free;
+                final long freeWord = word;
+                return probeKey(ch, key, probe + 1, bucket).compose(found -> Future.succeededFuture(found != 0
+                    ? new InsertSlot(found, -1, -1, 0, 0)
+                    : new InsertSlot(0, freeProbe, freeSlot, freeWord, bound.getLong(0))));
+            }
+            if (keyAbsent && free >= 0) {
+                return Future.succeededFuture(new InsertSlot(0, probe, free, word, bound.getLong(0)));
+            }
+            return probeFree(ch, key, claimed, probe + 1, keyAbsent || sawEmpty, bucket, bound);
+        });
+    }
+
+    /** The rest of a one-sided lookup from bucket {@code probe} on (the bound already READ): the pointer, or 0. */
+    private Future<Long> probeKey(final RdmaChannel ch, final long key, final int probe, final UnsafeBuffer bucket) {
+        return probeBucket(ch, key, probe, bucket, null);
+    }
+
+    /** The address word of slot {@code slot} of bucket {@code probe} of {@code key}'s probe sequence, READ. */
+    public Future<Long> readSlotWord(final long key, final int probe, final int slot) {
+        final UnsafeBuffer word = new UnsafeBuffer(new byte[8]);
+        return channel.get().compose(ch -> {
+            reads++;
+            return ch.read(slotAddress(key, probe, slot) + HashIndexLayout.ADDRESS_OFFSET, table.index().rkey(), word,
+                0, 8);
+        }).map(v -> word.getLong(0));
+    }
+
+    /** The registered address of slot {@code slot} of bucket {@code probe} of {@code key}'s probe sequence. */
+    public long slotAddress(final long key, final int probe, final int slot) {
+        return table.bucketAddress(key, probe) + (long) slot * HashIndexLayout.SLOT_BYTES;
+    }
+
+    /** Caches {@code pointer} as {@code key}'s (a one-sided insert wrote it into the index). */
+    public void cache(final long key, final long pointer) {
+        cache.put(key, pointer);
+    }
+
     /** READs of the index, no CPU on the memory node; a miss comes without its bound (see the next method). */
     public Future<Long> lookupOneSided(final long key) {
         return channel.get().compose(ch -> table.schema().index() == IndexKind.HASH

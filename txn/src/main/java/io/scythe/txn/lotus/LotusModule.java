@@ -41,6 +41,14 @@ public final class LotusModule implements ProtocolModule {
      * (PlantedBugTest); a test plants one and plants NONE in a finally block. Static, as the simulator finds Lotus's
      * compute-node set-up, table formats and module by the protocol's registered name.
      */
+    /**
+     * Whether Lotus inserts one-sided (the default; {@code LotusTxn#insertOneSided}) or by INSERT RPC (as before helper
+     * lotusins; also {@code -Dscythe.lotus.oneSidedInserts=false}): for tests and comparisons, which set it back.
+     */
+    public static void oneSidedInserts(final boolean oneSided) {
+        LotusTxn.oneSidedInserts = oneSided;
+    }
+
     public static void plant(final PlantedBug bug) {
         LotusTxn.planted = java.util.Objects.requireNonNull(bug);
     }

@@ -284,6 +284,13 @@ public final class LotusNode {
     private final VtCache vtCache = new VtCache(Integer.getInteger("scythe.lotus.vtCacheEntries",
         VtCache.DEFAULT_ENTRIES));
 
+    /** This node's object slots for one-sided inserts ({@link SlotPool}). */
+    private final SlotPool slots = new SlotPool();
+
+    SlotPool slots() {
+        return slots;
+    }
+
     public VtCache vtCache() {
         return vtCache;
     }

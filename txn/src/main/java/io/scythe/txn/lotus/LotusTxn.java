@@ -79,6 +79,22 @@ final class LotusTxn extends OneSidedTxn {
     private final List<Future<Void>> insertLocks = new ArrayList<>();
     private Future<Void> aborted;
     /**
+     * This attempt's one-sided inserts ({@link #insertOneSided}): per inserted access, the address of the index slot
+     * its commit writes (in the order they were picked: the simulator's runs must not depend on identity hashes).
+     */
+    private final Map<Access, Long> indexSlots = new LinkedHashMap<>();
+    /**
+     * Whether inserts go one-sided ({@link #insertOneSided}); {@code -Dscythe.lotus.oneSidedInserts=false} keeps every
+     * insert on the INSERT RPC, as before helper lotusins (for comparisons: the verbs and numbers in the README).
+     */
+    static volatile boolean oneSidedInserts = !"false".equals(System.getProperty("scythe.lotus.oneSidedInserts"));
+    /** Index slots picked by this attempt's inserts, by address: another insert of it must pick another. */
+    private final Set<Long> claimedSlots = new java.util.HashSet<>();
+    /** Object slots taken from the node's {@link SlotPool}, with their pools: given back by an abort before any WRITE. */
+    private final Map<Long, String> takenSlots = new LinkedHashMap<>();
+    /** Whether a WRITE to a taken slot may have been posted (from the INVISIBLE phase on): an abort leaks them then. */
+    private boolean slotsPosted;
+    /**
      * Set first thing by {@link #abort}: from then on no read of this attempt settles a cell ({@link #settleInvisible}).
      * Its locks go once the abort's clearing is done, while a read it left in flight (an address lookup, a READ) may
      * still complete: a CVT READ that lands after the release can find the next writer's INVISIBLE cell, and settling
@@ -684,7 +700,7 @@ final class LotusTxn extends OneSidedTxn {
     /**
      * An insert locks, as it is issued, its key (write) and the memory-pool index bucket the key hashes to
      * ({@link LotusKey#indexBucket}), so that two inserts into one bucket conflict (lotus.md §2.1); the record is
-     * created at commit ({@code Inserts#install}), after every lock is held. A reader of the absent key holds its read
+     * created one-sided at commit ({@link #insertOneSided}), after every lock is held. A reader of the absent key holds its read
      * lock from before its lookup, so a concurrent insert conflicts with it (no phantom, no absence validation).
      */
     @Override
@@ -701,6 +717,172 @@ final class LotusTxn extends OneSidedTxn {
             insertLocks.add(lockKey(LotusKey.indexBucket(partition.node(), d.bucketAddress(key, 0)), true,
                 "index bucket of key " + key + " of " + table));
         }
+    }
+
+    /**
+     * The one-sided inserts of lotus.md §2.1 (helper lotusins), in the commit's lock phase: for each buffered insert
+     * into a hash-indexed table, READs of its probe sequence pick the index slot ({@code RemoteTable#probeForInsert}:
+     * the first slot holding no object from the home bucket on, as the memory node's own insert picks), the bucket of
+     * that slot is locked too (the home bucket is, from {@link #insert}: with linear probing, two inserts of different
+     * home buckets can pick one slot, and both lock its bucket), the slot is READ again under that lock (an insert
+     * that held it and committed since took it: abort, retried), and an object slot of the node's own
+     * ({@link SlotPool}) becomes the key's. Nothing is written yet: the INVISIBLE phase writes its CVT (with the
+     * others') and its placeholder home's version, the redo record names it (an inserted entry, as an INSERT's);
+     * after T_commit, {@link #writeIndexSlots} writes the index slot, and then the visible phase the home, whole, and
+     * the cell. So a redo record exists before the index names the object (record first: a coordinator dead before
+     * that left a slot nobody can reach, and nothing to undo), and a visible cell, which is what makes recovery finish
+     * a record, only once the index names it.
+     *
+     * <p>A key the READs find in the index (a tombstone, or a duplicate) is read and revived as a write
+     * ({@link #insertOverFound}). The INSERT RPC is left only for a table whose GRANT finds no slot (see below) and
+     * tables without a hash index keep the INSERT RPC (TODO lotusins-skiplist), and backups are still located by LOCATE
+     * RPC ({@code Replicas#locate}: the backup's index is the memory node's; TODO lotusins-backup-index).
+     */
+    private Future<Void> insertOneSided() {
+        final List<io.scythe.txn.onesided.Inserts.PendingKey> pending = inserts.pending();
+        if (pending.isEmpty() || !oneSidedInserts) {
+            return Future.succeededFuture();
+        }
+        final List<Future<Void>> done = new ArrayList<>(pending.size());
+        for (final io.scythe.txn.onesided.Inserts.PendingKey p : pending) {
+            final Catalog.Partition partition = runtime.catalog().table(p.table()).partitionOf(p.key());
+            if (partition.descriptor().hashBuckets() > 0) {
+                done.add(insertOneSided(p.table(), p.key(), partition));
+            }
+        }
+        return settle(done);
+    }
+
+    private Future<Void> insertOneSided(final String table, final long key, final Catalog.Partition partition) {
+        final io.scythe.storage.remote.RemoteTable remote = runtime.remote(partition);
+        return remote.probeForInsert(key, claimedSlots::contains).compose(at -> {
+            if (at.found() != 0) {
+                return insertOverFound(table, key);
+            }
+            if (at.probe() < 0) {
+                return Future.failedFuture(new IllegalStateException("lotus: insert of key " + key + " of " + table
+                    + ": no free index slot within " + io.scythe.storage.HashIndexLayout.MAX_PROBE_BUCKETS
+                    + " buckets of its home on " + partition.node()));
+            }
+            final long slot = remote.slotAddress(key, at.probe(), at.slot());
+            if (!claimedSlots.add(slot)) {
+                return insertOneSided(table, key, partition); // another insert of this attempt picked it meanwhile
+            }
+            final Future<Void> bucketLocked = at.probe() == 0 ? Future.succeededFuture()
+                : lockKey(LotusKey.indexBucket(partition.node(), partition.descriptor().bucketAddress(key,
+                at.probe())), true, "index bucket " + at.probe() + " of key " + key + " of " + table);
+            return bucketLocked.compose(v -> remote.readSlotWord(key, at.probe(), at.slot())).compose(word -> {
+                if (word != at.word()) {
+                    return Future.failedFuture(new AbortException(AbortReason.LOCKED, "index slot of key " + key
+                        + " of " + table + " taken by a concurrent insert"));
+                }
+                // No slot to be had (the memory node's slab is out, or other nodes' pools hold the rest): left to
+                // the INSERT RPC, which fails FULL where the table is, or takes a slot reclamation freed. Its
+                // memory node picks the first free slot from home: this one, whose bucket this attempt holds,
+                // unless an insert of this attempt claimed an earlier one (TODO lotusins-revive-race).
+                // The same TODO: a tombstone the memory node itself deleted (an INSERT RPC abandoned) is in its
+                // reclamation bookkeeping, and could be freed while insertOverFound revives it one-sided (Lotus's own
+                // deletes and undone one-sided inserts are not: they stay tombstones).
+                return node.slots().take(runtime, partition).recover(e -> e instanceof RpcException r
+                    && r.code() == io.scythe.storage.remote.LogDbRpc.FULL ? Future.succeededFuture(0L)
+                    : Future.failedFuture(e));
+            }).compose(pointer -> {
+                if (pointer == 0) {
+                    return Future.succeededFuture();
+                }
+                if (over) { // aborted meanwhile: nothing was written to it
+                    node.slots().giveBack(SlotPool.poolOf(partition), pointer);
+                    return Future.failedFuture(new AbortException(AbortReason.LOCKED, "attempt over"));
+                }
+                takenSlots.put(pointer, SlotPool.poolOf(partition));
+                final UnsafeBuffer value = inserts.take(table, key);
+                if (value == null) {
+                    return Future.failedFuture(new IllegalStateException("lotus: no buffered insert of key " + key
+                        + " of " + table));
+                }
+                final Access a = new Access(table, key, partition);
+                a.pointer = pointer;
+                // What it replaces: no live value, at a version at most the absent bound, which an INSERT's new
+                // object would have got + 1 (Table#insertLocked).
+                a.readVersion = at.bound() + 1;
+                a.readAbsent = true;
+                a.inserted = true;
+                a.placeholderHome = true;
+                a.locked = true;
+                a.fetched = true;
+                a.newValue = value;
+                a.newLength = value.capacity();
+                accesses.add(a);
+                indexSlots.put(a, slot);
+                if (partition.backups().isEmpty()) {
+                    return Future.succeededFuture();
+                }
+                a.backupsLocated = Replicas.locate(runtime, partition, key).map(pointers -> {
+                    a.backupPointers = pointers;
+                    return null;
+                });
+                return a.backupsLocated;
+            });
+        });
+    }
+
+    /**
+     * An insert of a key the index holds (a tombstone: deleted, or an insert undone; or a duplicate): no slot is
+     * written, the object is read under the write lock {@link #insert} took, and the insert becomes one over that
+     * access ({@code Inserts#insert}: a deleted object is revived by the write-back, as a write: a new CVT version,
+     * INVISIBLE then visible, and its home's flags cleared), or the commit fails as a duplicate (every key it read is
+     * locked, so the duplicate is current). Before lotusins the INSERT RPC revived it in place.
+     */
+    private Future<Void> insertOverFound(final String table, final long key) {
+        final UnsafeBuffer value = inserts.take(table, key);
+        if (value == null) {
+            return Future.failedFuture(new IllegalStateException("lotus: no buffered insert of key " + key + " of "
+                + table));
+        }
+        // A deleted key's read fails with UnknownKeyException, its access kept (fetched, deleted): that is the case
+        // to revive. (Before this recover, churn's and TPC-C's re-inserts failed with it as errors.)
+        return readForUpdate(table, key).recover(e -> e instanceof io.scythe.txn.UnknownKeyException
+            ? Future.succeededFuture(null) : Future.failedFuture(e)).compose(read -> {
+            super.insert(table, key, value, 0, value.capacity());
+            if (sawDuplicate()) {
+                return Future.failedFuture(new AbortException(AbortReason.DUPLICATE_KEY, "key " + key + " of " + table
+                    + " exists"));
+            }
+            return Future.succeededFuture();
+        });
+    }
+
+    /**
+     * After T_commit, before any visible write: the index slots of this attempt's one-sided inserts
+     * ({@link #insertOneSided}), key then object pointer (two WRITEs, in order on the queue pair: a reader that sees the
+     * pointer sees its key), one doorbell per memory node. Its own round trip: posted with the redo record, a
+     * coordinator dying before that landed would leave the index naming an object no record names; posted with the
+     * visible writes, a backup's visible cell (another memory node) could land before the index slot, and recovery
+     * would finish a commit the index cannot find. Should it fail, the attempt aborts (the write-back is undecided):
+     * a slot that landed names a placeholder home, deleted at the INSERT's version, its cells cleared, so the key
+     * reads absent (a tombstone, which the next insert revives).
+     */
+    private Future<Void> writeIndexSlots() {
+        if (indexSlots.isEmpty()) {
+            return Future.succeededFuture();
+        }
+        final Map<String, List<java.util.function.Consumer<io.scythe.bridge.Doorbell>>> byNode = new LinkedHashMap<>();
+        indexSlots.forEach((a, slot) -> {
+            final UnsafeBuffer entry = new UnsafeBuffer(new byte[io.scythe.storage.HashIndexLayout.SLOT_BYTES]);
+            entry.putLong(io.scythe.storage.HashIndexLayout.KEY_OFFSET, a.key);
+            entry.putLong(io.scythe.storage.HashIndexLayout.ADDRESS_OFFSET, a.pointer);
+            final int rkey = a.partition.descriptor().index().rkey();
+            byNode.computeIfAbsent(a.partition.node(), k -> new ArrayList<>()).add(b -> {
+                b.write(slot + io.scythe.storage.HashIndexLayout.KEY_OFFSET, rkey, entry,
+                    io.scythe.storage.HashIndexLayout.KEY_OFFSET, 8);
+                b.write(slot + io.scythe.storage.HashIndexLayout.ADDRESS_OFFSET, rkey, entry,
+                    io.scythe.storage.HashIndexLayout.ADDRESS_OFFSET, 8);
+            });
+        });
+        return post(byNode).map(v -> {
+            indexSlots.forEach((a, slot) -> runtime.remote(a.partition).cache(a.key, a.pointer));
+            return null;
+        });
     }
 
     /** A delete is a write: its key's lock is upgraded at commit as any written key's. */
@@ -739,9 +921,15 @@ final class LotusTxn extends OneSidedTxn {
         }
         return finishCommit(staged(Stage.LOCK, settle(upgrades).compose(this::unlessDoomed)
                 .compose(v -> recheckUnlocked())
+                .compose(v -> insertOneSided())
+                // What is left to the INSERT RPC: keys the index holds (tombstones to revive, or duplicates), and
+                // tables without a hash index (TODO lotusins-skiplist).
                 .compose(v -> installInserts(Table.InsertLock.CAS_WORD, id, (a, inserted) -> { })))
             .compose(v -> start()) // an attempt that only inserted has not asked for it yet
-            .compose(v -> staged(Stage.WRITE_BACK, logWithInvisible()))
+            .compose(v -> {
+                slotsPosted = !takenSlots.isEmpty();
+                return staged(Stage.WRITE_BACK, logWithInvisible());
+            })
             .compose(v -> staged(Stage.TIMESTAMP, runtime.tso().next()))
             .compose(commitTs -> {
                 if (doomed != null) {
@@ -751,6 +939,7 @@ final class LotusTxn extends OneSidedTxn {
                 this.commitTs = commitTs;
                 return Future.succeededFuture(commitTs);
             })
+            .compose(commitTs -> staged(Stage.WRITE_BACK, writeIndexSlots().map(commitTs)))
             .compose(commitTs -> {
                 // Write visible: every backup first, then each primary in its write-back doorbell, all after the
                 // redo record (what recovery finishes from is logged before any reader can see the version) and each
@@ -955,6 +1144,17 @@ final class LotusTxn extends OneSidedTxn {
                     final int rkey = (int) copies.get(c)[1];
                     final List<java.util.function.Consumer<io.scythe.bridge.Doorbell>> posts = byNode.computeIfAbsent(
                         nodeOf(a, c), k -> new ArrayList<>());
+                    if (a.placeholderHome) {
+                        // A one-sided insert's home, a placeholder (deleted, empty), gets the version its INSERT's
+                        // would have had: should the commit not happen with its index slot written (a recovery that
+                        // clears its cells, an abort after that WRITE failed in doubt), the key reads absent at it,
+                        // as over an ABANDON, and its next insert revives it above it. On every copy: with the
+                        // primary's only, such a tombstone differed from its backups' placeholders (at the loaded
+                        // version; crash explorer, tpcc --crash-mn 1 --replicas 2 --mns 3, seeds 1, 4, 9).
+                        final UnsafeBuffer version = new UnsafeBuffer(new byte[8]);
+                        version.putLong(0, a.readVersion);
+                        posts.add(b -> b.write(base + ObjectLayout.VERSION_OFFSET, rkey, version, 0, 8));
+                    }
                     if (whole) {
                         posts.add(b -> b.write(base + from, rkey, out, 0, bytes));
                     } else {
@@ -1476,6 +1676,19 @@ final class LotusTxn extends OneSidedTxn {
         if (aborted == null) {
             over = true;
             node.ended(this, -1);
+            for (final Access a : accesses) {
+                if (a.placeholderHome) {
+                    a.locked = false; // no INSERT to abandon: its index slot is unwritten, or a tombstone (see below)
+                }
+            }
+            takenSlots.forEach((pointer, pool) -> {
+                if (slotsPosted) {
+                    node.slots().leak();
+                } else {
+                    node.slots().giveBack(pool, pointer);
+                }
+            });
+            takenSlots.clear();
             forgetWritten(); // its INVISIBLE writes (cleared or not) changed the CVTs it wrote
             // INVISIBLE versions it may have written are cleared before its locks go. Also once committing (T_commit
             // fetched; review finding 6: skipped then before, which left the cells of a commit refused between

@@ -170,18 +170,36 @@
  * see above); the redo record's own T_commit (lotusproc2's plan wrote it into the record's version word with the
  * visible writes: the cells decide instead, as the paper's recovery reads them, and the record's copies could
  * disagree; review of issue 19, item 3, is closed by the write-back's order instead: see below); a restarted cluster-node process getting shards back (the give-back runs in process only);
- * resharding and Lotus's own leases across cluster-node processes; one-sided inserts (lotus.md
- * §2.1's path: the index bucket's address locked on its owner CN, then WRITEs of the object and the bucket slot): the
- * locks are taken ({@link io.scythe.txn.lotus.LotusTxn#insert}), but the record is still created by the memory node's
- * INSERT RPC ({@code Inserts#install}, {@code Table#insertLocked}), because (a) object slots are handed out by the
- * memory node's slab under its table lock (a CN would need slots of its own, e.g. chunks granted once, and reclamation
- * would have to give freed slots back); (b) only the home bucket is locked, while a key whose home bucket is full goes
- * in one of the next 63 (linear probing): two inserts of different home buckets could take the same empty slot, so the
- * bucket the slot is written in must be the one locked; (c) the memory node's bookkeeping of an object (its deleted
- * keys, reclamation, the version bound above earlier incarnations, {@code Table#absentBound}) would not know an object
- * a CN wrote, nor would a backup's index ({@code Table#locateBackupObject}, also an RPC); (d) recovery: an INSERT
- * leaves the CAS word set, which is how an insert whose coordinator died before its redo record is found and abandoned
- * ({@code RELEASE_NODE}); a slot WRITTEN into the index before the record needs its own undo (the record first, or a
- * scan of the dead node's slots).
+ * resharding and Lotus's own leases across cluster-node processes; of the one-sided inserts (below): tables without
+ * a hash index (TODO lotusins-skiplist: the INSERT RPC), the backups' index (TODO lotusins-backup-index: located by
+ * LOCATE RPC, the memory node's CPU making the placeholder), slots given back to the memory node (TODO
+ * lotusins-return: a dead node's unused slots, and those its aborted attempts had posted WRITEs to, leak), and the
+ * memory node's own index writes beside the compute nodes' (TODO lotusins-revive-race: an INSERT RPC left for a key
+ * whose GRANT found no slot writes the first free slot under no bucket lock but the one the compute node picked, and
+ * a tombstone the memory node deleted itself, an abandoned INSERT, may be reclaimed under a one-sided revival); and
+ * memory-node failover (TODO lotusins-mn-failover, open: {@code sim --explore 30 --crashes --protocols lotus --workload
+ * tpcc --crash-mn 1 --replicas 2 --mns 3} fails 4 of 30 seeds one-sided, 0 with
+ * {@code -Dscythe.lotus.oneSidedInserts=false}: seeds 6, 17, 21 a NewOrder's district visible without its order
+ * ({@code 2_next_o_id_is_max_order}), 24 order lines missing; not traced. Phantom under the same options passes).
+ *
+ * <p><b>One-sided inserts</b> (lotus.md §2.1, helper lotusins; {@code LotusTxn#insertOneSided}): an insert locks its
+ * key and its home index bucket as it is issued; at commit, READs of the probe sequence pick the index slot (the first
+ * slot holding no object from home, as the memory node's own insert picks), the bucket of that slot is locked too
+ * (linear probing: two inserts of different home buckets can pick one slot of a later bucket, and both then lock it)
+ * and the slot READ again under that lock; the object goes in a slot the compute node was granted
+ * ({@link io.scythe.txn.lotus.SlotPool}: GRANT RPCs of a 64th of the table's capacity, at most 32, per memory node and
+ * table, placeholders outside the index, {@code Table#grantSlots}). The INVISIBLE phase writes its CVT, whole, and
+ * its placeholder home's version (the version an INSERT would have given it, the absent bound + 1, READ with the
+ * buckets); the redo record names it as an inserted entry; after T_commit, before any visible write, the index slot is
+ * written (key, then pointer) in a round trip of its own; then the visible phase writes the home whole and the cell.
+ * Record first: a coordinator dead before its index slot was written left an object nobody reaches, nothing to undo;
+ * one dead after left a placeholder home, deleted at that version, whose cells recovery clears unless the commit is
+ * visible somewhere (then it finishes it as any insert's): the key reads absent, a tombstone. A key the READs find in
+ * the index (a tombstone, or a duplicate) is read under the insert's write lock and revived as a write, or fails as a
+ * duplicate. What the memory node's bookkeeping does not learn, and why that may stay so: its index's entry count
+ * (statistics only); its reclamation (Lotus's deletes are one-sided tombstones already, which it never frees); the
+ * absent bound (READ by the inserter, raised only by reclamation); the backups' index (the LOCATE RPC). No INSERT RPC
+ * is sent on this path ({@code LotusInsertSimTest}; {@code -Dscythe.lotus.oneSidedInserts=false} sends them as
+ * before, for comparisons).
  */
 package io.scythe.txn.lotus;

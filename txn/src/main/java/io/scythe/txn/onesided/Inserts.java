@@ -137,6 +137,19 @@ public final class Inserts {
     }
 
     /**
+     * Takes the buffered insert of {@code key} out, for a protocol that creates the object itself (Lotus's one-sided
+     * inserts): its value, or {@code null} when none is buffered.
+     */
+    public UnsafeBuffer take(final String table, final long key) {
+        final PendingInsert own = find(table, key);
+        if (own == null) {
+            return null;
+        }
+        pending.remove(own);
+        return own.value;
+    }
+
+    /**
      * Turns the buffered insert of {@code key} into one over its access, which the attempt has now read (a protocol
      * that latches the key's existing object before it inserts, e.g. SELCC's over a tombstone): a deleted object is
      * revived in place by the commit's write, a live one makes the commit fail as a duplicate.

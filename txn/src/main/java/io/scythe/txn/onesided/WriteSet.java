@@ -390,7 +390,7 @@ public final class WriteSet {
      */
     public static void addWrites(final Doorbell batch, final Access a, final long address, final int rkey,
                                  final boolean backup) {
-        final boolean insertedOnBackup = a.inserted && backup;
+        final boolean insertedOnBackup = a.inserted && (backup || a.placeholderHome);
         // The access's pooled words (the same values for every copy, so one buffer serves them all), else a buffer
         // per verb as before.
         final UnsafeBuffer words = a.writeWords;
