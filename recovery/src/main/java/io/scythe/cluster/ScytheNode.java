@@ -131,6 +131,11 @@ public final class ScytheNode implements AutoCloseable {
     private final Map<UUID, String> cnByMember = new ConcurrentHashMap<>();
     /** Every registered node's member, as this node last saw its registry entry (the quorum {@link #fence} needs). */
     private final Map<String, UUID> registeredMembers = new ConcurrentHashMap<>();
+    /**
+     * Judges members leaving (an MN's, the TSO's): acts while this view holds a majority of the registered nodes, and
+     * remembers those seen leaving from a minority until it holds one again (issue 23). Set by {@link #watchMembers}.
+     */
+    private volatile MemberLeaves memberLeaves;
     private final List<Coordinator> coordinators = new CopyOnWriteArrayList<>();
     private final List<String> deployments = new ArrayList<>();
     private final List<MessageConsumer<Object>> consumers = new ArrayList<>();
@@ -1597,6 +1602,7 @@ public final class ScytheNode implements AutoCloseable {
                         }
                     }
                     reRegister();
+                    memberLeaves.retry(); // merged: departures seen while cut off are judged now
                     if (role == NodeRole.MN && askedToRejoin && !rejoinedFully) {
                         // Review of 740eb727: cut off, it may have been removed by a configuration it never saw,
                         // and transactions committed meanwhile whose REPLICATE to it was cut. Born again now: the
@@ -1628,30 +1634,27 @@ public final class ScytheNode implements AutoCloseable {
                 }, false);
             }
         });
+        memberLeaves = new MemberLeaves(registeredMembers::values, () -> liveMembers(null), this::log,
+            this::memberLeft);
         final IMap<String, String> nodes = hazelcast.getMap(NODES);
         final Object listener = new CnListener();
         nodes.addEntryListener((com.hazelcast.map.listener.MapListener) listener, true);
         for (final Map.Entry<String, String> e : nodes.entrySet()) {
             noteCn(e.getKey(), new JsonObject(e.getValue()), null);
         }
-        hazelcast.getCluster().addMembershipListener(new MembershipListener() {
-            @Override
-            public void memberAdded(final MembershipEvent event) {
-            }
+        hazelcast.getCluster().addMembershipListener(memberLeaves);
+    }
 
-            @Override
-            public void memberRemoved(final MembershipEvent event) {
-                final UUID gone = event.getMember().getUuid();
-                if (!seesMajority(gone)) {
-                    return;
-                }
-                final String cn = cnByMember.remove(gone);
-                if (cn != null) {
-                    fence(cn, "its member left the cluster");
-                }
-                oweLeftMember(gone, 1);
-            }
-        });
+    /**
+     * Acts on CN member {@code gone} having left, as judged by {@link #memberLeaves} (now, or once this node's view
+     * holds a majority again): fences its CN here and owes its recovery. Does not block.
+     */
+    private void memberLeft(final UUID gone) {
+        final String cn = cnByMember.remove(gone);
+        if (cn != null) {
+            fence(cn, "its member left the cluster");
+        }
+        oweLeftMember(gone, 1);
     }
 
     /** How many times a member-left owe is tried (1 s apart) before it is left to the shard rebalance's and successor's. */
@@ -1699,8 +1702,11 @@ public final class ScytheNode implements AutoCloseable {
     }
 
     private void noteCn(final String name, final JsonObject entry, final JsonObject previous) {
-        if (entry.getString("member") != null) {
-            registeredMembers.put(name, UUID.fromString(entry.getString("member")));
+        if (entry.getString("member") != null
+            && !UUID.fromString(entry.getString("member")).equals(registeredMembers.put(name,
+                UUID.fromString(entry.getString("member"))))) {
+            // A node registered (again, after a merge, under a new member): this view may hold a majority now.
+            memberLeaves.retry();
         }
         if (!NodeRole.CN.label().equals(entry.getString("role"))) {
             return;
@@ -1714,31 +1720,13 @@ public final class ScytheNode implements AutoCloseable {
         final boolean live = hazelcast.getCluster().getMembers().stream().anyMatch(m -> m.getUuid().equals(member));
         if (live) {
             cnByMember.put(member, entry.getString("fabricNode"));
-        } else if (seesMajority(member)) {
+        } else if (memberLeaves.judge(member)) {
             fence(entry.getString("fabricNode"), "its member is not in the cluster");
         }
         if (previous != null && !previous.getString("fabricNode").equals(entry.getString("fabricNode"))) {
             cnByMember.remove(UUID.fromString(previous.getString("member")));
             fence(previous.getString("fabricNode"), "epoch " + entry.getLong("epoch") + " superseded it");
         }
-    }
-
-    /**
-     * Whether this member's view holds more than half of the registered nodes. A member cut off in a minority
-     * partition (an overloaded host misses heartbeats) sees the others leave although they run on: fencing them from
-     * there would revoke live CNs, whose half-done commits could then never unlock on this node. Such a member leaves
-     * the verdict to the majority; recovery fences the dead node itself anyway, on every memory node, before it reads
-     * a log. {@code gone} is a member just removed (not counted even if the view still lists it).
-     */
-    private boolean seesMajority(final UUID gone) {
-        final Set<UUID> live = liveMembers(gone);
-        if (ShardOwnership.isMajority(registeredMembers.values(), live)) {
-            return true;
-        }
-        final long seen = registeredMembers.values().stream().filter(live::contains).count();
-        log("sees " + seen + " of " + registeredMembers.size() + " registered nodes (cut off in a minority?): fences "
-            + "no CN on a member leaving until it sees a majority again; recovery fences the dead itself");
-        return false;
     }
 
     /** The members this node's view has (a local read, no remote call), without {@code gone}. */
