@@ -15,6 +15,8 @@ public final class RpcResponder {
     private final RpcServer server;
     private RpcServer.ServerRing ring;
     private int callId;
+    /** The {@link RpcServer.ServerRing#incarnation} of {@link #ring} when the call came. */
+    private int incarnation;
     private long targetAddress;
     private int targetRkey;
     private int targetCapacity;
@@ -28,6 +30,7 @@ public final class RpcResponder {
     RpcResponder of(final RpcServer.ServerRing ring, final int callId, final RpcRequest request) {
         this.ring = ring;
         this.callId = callId;
+        this.incarnation = ring.incarnation;
         this.targetAddress = request.hasZeroCopyTarget() ? request.targetAddress() : 0;
         this.targetRkey = request.hasZeroCopyTarget() ? request.targetRkey() : 0;
         this.targetCapacity = request.targetCapacity();
@@ -46,7 +49,9 @@ public final class RpcResponder {
     }
 
     public void reply(final DirectBuffer data, final int offset, final int length) {
-        claim();
+        if (!claim()) {
+            return;
+        }
         if (length <= server.options().hybridCutoffBytes() && length <= server.options().maxPayload()) {
             server.reply(ring, MessageLayout.KIND_REPLY, callId, data, offset, length);
         } else if (targetCapacity > 0) {
@@ -72,7 +77,9 @@ public final class RpcResponder {
     public void replyStable(final DirectBuffer data, final int offset, final int length) {
         if (targetCapacity > 0 && length <= targetCapacity
             && !(length <= server.options().hybridCutoffBytes() && length <= server.options().maxPayload())) {
-            claim();
+            if (!claim()) {
+                return;
+            }
             server.zeroCopyStable(ring, targetAddress, targetRkey, data, offset, length);
             final UnsafeBuffer done = server.scratch();
             done.putInt(0, length);
@@ -89,7 +96,9 @@ public final class RpcResponder {
 
     /** RPC and one-sided mode: the caller READs {@code length} bytes at {@code address} (registered memory). */
     public void replyDescriptor(final long address, final int rkey, final int length) {
-        claim();
+        if (!claim()) {
+            return;
+        }
         final UnsafeBuffer descriptor = server.scratch(); // copied into the reply bucket at once
         descriptor.putLong(0, address);
         descriptor.putInt(8, rkey);
@@ -111,8 +120,9 @@ public final class RpcResponder {
 
     /** Fails the call with {@code code} ({@link RpcException#FIRST_APPLICATION_CODE} and up for handlers). */
     public void fail(final int code, final String message) {
-        claim();
-        error(code, message);
+        if (claim()) {
+            error(code, message);
+        }
     }
 
     private void error(final int code, final String message) {
@@ -124,11 +134,24 @@ public final class RpcResponder {
         server.reply(ring, MessageLayout.KIND_ERROR, callId, payload, 0, payload.capacity());
     }
 
-    private void claim() {
+    /**
+     * Marks the call answered; false when the answer must not be posted (issue 23, rpclate): its ring was opened again
+     * since the call came ({@link RpcServer.ServerRing#incarnation}). A ring is opened again only by a client that gave
+     * its old one up (its queue pair failed, the peer was abandoned, or its process restarted under the same name),
+     * and giving it up failed every call in flight on it: nobody waits for this answer. Posted, it would land in the
+     * reopened ring, whose call ids start again at 1, and complete another call with it (a READ's value for another
+     * key, a lock grant never asked for). The server's reopen and this check both run on the server's loop.
+     */
+    private boolean claim() {
         if (answered) {
             throw new IllegalStateException("RPC call " + callId + " already answered");
         }
         answered = true;
+        if (ring.incarnation != incarnation) {
+            server.staleReply();
+            return false;
+        }
+        return true;
     }
 
     /** Whether this call has its answer (a handler that answers later checks before it fails the call). */

@@ -86,6 +86,7 @@ public final class RpcServer implements Bridge.Poller, CompletionHandler {
     private long buckets;
     private long malformed;
     private long resumedRings;
+    private long staleReplies;
 
     public RpcServer(final Vertx vertx, final Nic nic, final RrpcOptions options) {
         this(vertx, nic, options, null);
@@ -740,6 +741,18 @@ public final class RpcServer implements Bridge.Poller, CompletionHandler {
         return resumedRings;
     }
 
+    /**
+     * Answers dropped because their call's ring was opened again meanwhile ({@link ServerRing#incarnation}): the
+     * client that made the call gave that ring up and failed the call. Server's loop.
+     */
+    public long staleReplies() {
+        return staleReplies;
+    }
+
+    void staleReply() {
+        staleReplies++;
+    }
+
     /** Buckets dropped unserved because their client was fenced before they were read ({@link #drain}). */
     public long fencedBuckets() {
         return fencedBuckets;
@@ -791,6 +804,12 @@ public final class RpcServer implements Bridge.Poller, CompletionHandler {
         int zeroCopyUntil;
         int used;
         int count;
+        /**
+         * Which opening of this ring by its client this is: {@link #reset} counts it up. A responder notes it when it
+         * takes its call and posts nothing once it changed ({@link RpcResponder}): the reply belongs to a ring the
+         * client gave up, and the reopened one, whose call ids start again at 1, would match it to another call.
+         */
+        int incarnation;
 
         ServerRing(final String client, final int index) {
             this.client = client;
@@ -800,6 +819,7 @@ public final class RpcServer implements Bridge.Poller, CompletionHandler {
         }
 
         void reset(final long replyAddress, final int replyRkey) {
+            incarnation++;
             inboxMemory.setMemory(inboxOffset, options.ringBytes(), (byte) 0);
             this.replyAddress = replyAddress;
             this.replyRkey = replyRkey;

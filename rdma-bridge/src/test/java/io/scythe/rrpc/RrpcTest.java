@@ -315,6 +315,55 @@ class RrpcTest {
         assertThat(outcome).isEqualTo("7|hello|bye");
     }
 
+    /**
+     * Issue 23 (rpclate): a call kept for later on a ring its client then gives up (here {@link RrpcClient#abandon},
+     * as a peer that left; a failed queue pair or a client restarted under its name do the same) and opens again. The
+     * server reuses its ring for the reopened one (same client and loop), whose call ids start again at 1. The kept
+     * call's late answer must not reach the new ring: before, it completed the new ring's call 1 (another DEFER,
+     * of 8) with 7, the answer of a call its caller had already failed, and the right answer was then dropped.
+     */
+    @Test
+    void aLateAnswerToARingGivenUpIsNotMatchedToACallOfItsReopenedRing() throws Exception {
+        start(CostModel.zero(), new RrpcOptions());
+        final Context loop = vertx.getOrCreateContext();
+        final UnsafeBuffer seven = new UnsafeBuffer(new byte[8]);
+        seven.putLong(0, 7);
+        final UnsafeBuffer eight = new UnsafeBuffer(new byte[8]);
+        eight.putLong(0, 8);
+        final UnsafeBuffer hello = new UnsafeBuffer("hello".getBytes());
+        final java.util.concurrent.atomic.AtomicReference<Future<RpcReply>> old =
+            new java.util.concurrent.atomic.AtomicReference<>();
+        // Call 1 of the first ring kept by the server; the ECHO answered after it shows the server took it.
+        onContext(loop, () -> client.rocket("mn").compose(rocket -> {
+            old.set(rocket.call(DEFER, seven));
+            return rocket.call(ECHO, hello);
+        }));
+        final RpcResponder kept = onContext(serverContext, () -> Future.succeededFuture(deferred));
+        onContext(loop, () -> {
+            client.abandon("mn", new RpcException(RpcException.DISCONNECTED, "given up by the test"));
+            return Future.succeededFuture();
+        });
+        assertThat(old.get().failed()).as("giving the ring up failed its call").isTrue();
+        // The reopened ring's call 1, kept too; again an ECHO after it shows the server took it.
+        final java.util.concurrent.atomic.AtomicReference<Future<RpcReply>> reopened =
+            new java.util.concurrent.atomic.AtomicReference<>();
+        onContext(loop, () -> client.rocket("mn").compose(rocket -> {
+            reopened.set(rocket.call(DEFER, eight));
+            return rocket.call(ECHO, hello);
+        }));
+        final String late = onContext(serverContext, () -> {
+            kept.reply(seven); // the late answer to the first ring's call 1
+            return Future.succeededFuture(kept.answered() + ":" + server.staleReplies());
+        });
+        final String release = onContext(loop, () -> client.rocket("mn")
+            .compose(rocket -> rocket.call(RELEASE, new UnsafeBuffer("bye".getBytes())))
+            .map(r -> r.payload().getStringWithoutLengthAscii(0, 3)));
+        assertThat(release).isEqualTo("bye");
+        final long value = onContext(loop, () -> reopened.get().map(r -> r.payload().getLong(0)));
+        assertThat(value).as("the reopened ring's call 1 gets its own answer").isEqualTo(8L);
+        assertThat(late).as("answered, not posted").isEqualTo("true:1");
+    }
+
     @Test
     void shouldFailUnknownAndThrowingRpcsClearlyAndKeepServing() throws Exception {
         start(CostModel.zero(), new RrpcOptions());
