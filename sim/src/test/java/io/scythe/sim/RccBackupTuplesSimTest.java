@@ -16,7 +16,6 @@ import java.util.ArrayList;
 import java.util.List;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
  * MVCC's and SUNDIAL's backups hold the tuple the primary's commit leaves (issue 18): MVCC's three older version
@@ -65,19 +64,6 @@ class RccBackupTuplesSimTest extends SimVertxTest {
         assertThat(checked[0]).as(protocol + ": copies of written keys").isGreaterThan(20);
         assertThat(checked[1]).as(protocol + (mvcc ? ": copies with an older version" : ": copies with an rts"))
             .isGreaterThan(20);
-    }
-
-    /**
-     * A memory-node crash stays refused for CALVIN (the TODO in {@code txn.rcc}'s package docs), up front, naming what
-     * is missing rather than the default's "no protocol of module". The other five fail over: RccMnCrashSimTest.
-     */
-    @ParameterizedTest
-    @ValueSource(strings = {"rcc-calvin", "rcc-calvin:primitive=rpc"})
-    void shouldRefuseAMemoryNodeCrashNamingWhatIsMissing(final String protocol) {
-        final SimOptions options = new SimOptions().protocol(protocol).computeNodes(2).memoryNodes(3).replicas(2)
-            .durationNs(100_000).faults(new Faults().crashMemoryNode(1, 50_000));
-        assertThatThrownBy(options::validate).hasMessageContaining("crash-mn").hasMessageContaining(protocol)
-            .hasMessageContaining("unfenced").hasMessageContaining("package TODO");
     }
 
     private static String mvccDiffers(final Table primary, final int at, final Table copy, final int there,

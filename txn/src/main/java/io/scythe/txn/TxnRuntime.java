@@ -163,19 +163,33 @@ public final class TxnRuntime {
      * {@link #removalPollNs}); answered at once without a wait.
      */
     public Future<Boolean> removedWithin(final java.util.Collection<String> nodes) {
-        return removedBy(nodes, failoverWaitNs <= 0 ? 0 : timers.nowNs() + failoverWaitNs);
+        return removedBy(nodes, false, failoverWaitNs <= 0 ? 0 : timers.nowNs() + failoverWaitNs);
     }
 
-    private Future<Boolean> removedBy(final java.util.Collection<String> nodes, final long deadlineNs) {
+    /**
+     * Whether some one of {@code nodes} is removed by the memory-node configuration now, or is within
+     * {@link #failoverWaitNs()} ({@link #removedWithin}'s wait): for a caller that does not know which node of those
+     * its failed operation met (CALVIN's write-back and reads, issue 18).
+     */
+    public Future<Boolean> anyRemovedWithin(final java.util.Collection<String> nodes) {
+        return removedBy(nodes, true, failoverWaitNs <= 0 ? 0 : timers.nowNs() + failoverWaitNs);
+    }
+
+    private Future<Boolean> removedBy(final java.util.Collection<String> nodes, final boolean any,
+                                      final long deadlineNs) {
         boolean all = !nodes.isEmpty();
+        boolean some = false;
         for (final String node : nodes) {
-            all &= catalog.removed(node);
+            final boolean removed = catalog.removed(node);
+            all &= removed;
+            some |= removed;
         }
-        if (all || deadlineNs == 0 || timers.nowNs() >= deadlineNs) {
-            return Future.succeededFuture(all);
+        final boolean done = any ? some : all;
+        if (done || deadlineNs == 0 || timers.nowNs() >= deadlineNs) {
+            return Future.succeededFuture(done);
         }
         // A cluster's wait (seconds) polls every 20 ms; the simulator's (a millisecond or two) a hundred times in it.
-        return timers.after(removalPollNs(failoverWaitNs, 100)).compose(v -> removedBy(nodes, deadlineNs));
+        return timers.after(removalPollNs(failoverWaitNs, 100)).compose(v -> removedBy(nodes, any, deadlineNs));
     }
 
     /** The shortest and longest interval at which a loop polls the configuration for a node's removal. */

@@ -63,7 +63,7 @@
  * built: CALVIN's input log, and the per-stage breakdown beyond the shared stages.
  *
  * <p><b>Memory-node failover in the simulator</b> (issue 18, {@code sim --crash-mn 1 --replicas 2 --mns 3}) runs for
- * NOWAIT, WAITDIE, OCC, MVCC and SUNDIAL, in every form. What the TODO below named, as done for them:
+ * NOWAIT, WAITDIE, OCC, MVCC and SUNDIAL, in every form (CALVIN: below). What the TODO named, as done for them:
  * <ol>
  *   <li>The stale writer is fenced by blocking: the simulator settles the promoted partitions only once no commit
  *       of an older configuration epoch is past its point of no return and unfinished
@@ -109,8 +109,23 @@
  * is gone; {@code RccTimestampFailoverProcessTest} kills a memory node under load for both. {@code RccModule#replicates}
  * is true now: it said false, so cluster nodes kept no backups for any RCC protocol and none could fail over.
  *
- * <p><b>TODO (issue 18, issue 23 §2): memory-node failover of CALVIN in the simulator, and what the cluster floor does
- * not cover.</b> {@code CalvinModule} keeps the simulator's refusal. What is still missing:
+ * <p><b>Memory-node failover of CALVIN in the simulator</b> (issue 18, helper calvinmn): {@code sim --crash-mn} runs
+ * for {@code rcc-calvin} in both forms. CALVIN's locks are its schedulers' on the compute nodes and its sequencer and
+ * scheduler state lives there too, so the dead memory node held none of it: only records, their backups' copies and
+ * input-log copies. The same rule as above (what landed or may land on a removed node counts for nothing): a
+ * participant's read that failed on a node the configuration removes reads the key again where it serves
+ * ({@code CalvinNode#readRecord}); an active participant's write-back that failed so is done again, under the
+ * scheduler's lock still held, on the serving copies, each key read where it serves and written at the version it was
+ * to install, backups first ({@code CalvinNode#installAgain}; a copy written already gets the same value and version
+ * again); an input-log or decision record is durable once every serving copy has it ({@code CalvinInputLog#writeAt}).
+ * No stale writer can arise (no lock word on a memory node), so the promoted copies serve at once
+ * ({@code CalvinModule#promotedCopiesServeAtOnce}). Test: {@code CalvinMnCrashSimTest}; numbers in the README's RCC
+ * memory-node failover paragraph. Not built: cluster mode's failover for CALVIN (refused,
+ * {@code CalvinModule#clusterMemoryNodeFailoverRefusal}), and a memory-node crash beside a compute node's
+ * ({@code combinedCrashRefusal}, the default refusal: a survivor reading a dead CN's input log asks its copies in
+ * order, {@code CalvinInputLog#findFrom}, and does not skip one on a removed node).
+ *
+ * <p><b>TODO (issue 18, issue 23 §2): what the cluster floor does not cover.</b> What is still missing:
  * <ol>
  *   <li>Cluster mode's floor gathers the live compute nodes' clocks only. A compute node that is down left no clock:
  *       a read it made on the dead primary at a timestamp above every live clock (read-only commits log nothing
@@ -122,8 +137,6 @@
  *       largest published bound of every registered compute node, dead ones included; then a node that never comes
  *       back blocks nothing. The memory node's floor walks every slot of a promoted table on its RPC loop in one go
  *       (review R3: chunk it).</li>
- *   <li>CALVIN's executors give the run up on any failed write-back (its scheduler's lock is the lock, so the stale
- *       writer does not arise there).</li>
  *   <li>The shared recovery's roll-forward writes a backup's newest version only ({@link
  *       io.scythe.txn.rcc.RccLockKind}), not MVCC's older-slot move nor SUNDIAL's rts.</li>
  * </ol>

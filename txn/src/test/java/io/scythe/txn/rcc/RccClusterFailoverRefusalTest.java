@@ -8,7 +8,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * Cluster mode's memory-node failover (and so {@code scythe chaos --mn-faults}) is taken by every RCC protocol but
- * CALVIN, whose executors give the run up on a dead memory node: the locking ones by the shared failover, MVCC and
+ * CALVIN, whose failover is built in the simulator only (CalvinMnCrashSimTest): the locking ones by the shared failover, MVCC and
  * SUNDIAL with their promoted copies settled on their memory node (the rts floor, issue 18).
  */
 class RccClusterFailoverRefusalTest {
@@ -23,6 +23,6 @@ class RccClusterFailoverRefusalTest {
                 .isEqualTo(p.name().startsWith("rcc-mvcc") || p.name().startsWith("rcc-sundial"));
         }
         assertThat(new CalvinModule().clusterMemoryNodeFailoverRefusal(ProtocolRegistry.protocol("rcc-calvin")))
-            .contains("gives the run up");
+            .contains("simulator only");
     }
 }

@@ -40,6 +40,15 @@ public final class CalvinModule implements ProtocolModule {
      * (the call timed out): a survivor must answer a repeated JOIN as it did the first.
      */
     public static final String LOSE_JOIN_ANSWERS = "calvin.test.loseJoinAnswers";
+    /**
+     * {@code sim.paths_taken} (issue 18, memory-node failover): a participant's read met a memory node the
+     * configuration removed and was done again where the key serves now ({@code CalvinNode#readRecord}).
+     */
+    public static final String READ_AGAIN_ON_FAILOVER = "calvin_read_again_on_failover";
+    /** {@code sim.paths_taken}: an active participant's write-back done again on the serving copies ({@code CalvinNode#installAgain}). */
+    public static final String WRITE_BACK_AGAIN_ON_FAILOVER = "calvin_write_back_again_on_failover";
+    /** {@code sim.paths_taken}: an input-log record's WRITE failed on a removed copy, counted for nothing ({@code CalvinInputLog#writeAt}). */
+    public static final String LOG_COPY_ON_REMOVED_NODE = "calvin_log_copy_on_removed_node";
     /** The key, in a run's compute-node shared map, of the epoch each restarted node rejoined at (a map by node). */
     public static final String JOINED_AT = "calvin.joinedAt";
     /**
@@ -232,19 +241,40 @@ public final class CalvinModule implements ProtocolModule {
             + "under --redo-log; default on), after 'rcc-calvin:', joined by '+'");
     }
 
-    /** Refused as for RCC's other protocols ({@link io.scythe.txn.rcc.RccModule#MEMORY_NODE_CRASH_REFUSAL}). */
+    /**
+     * Handled in the simulator, every form (issue 18): a participant's read that meets the dead memory node reads the
+     * key again where it serves once the configuration removes it, an active participant's write-back that failed so
+     * is done again on the serving copies ({@code CalvinNode#installAgain}: what landed on a removed node counts for
+     * nothing, as for the other RCC protocols), and an input-log or decision record is durable once every serving copy
+     * has it ({@code CalvinInputLog#writeAt}). Nothing else of CALVIN's lives on memory nodes: its locks, sequencer and
+     * scheduler are on the compute nodes, so a memory node's death leaves no sequencer or scheduler state to recover.
+     */
     @Override
     public String memoryNodeCrashRefusal(final Protocol protocol) {
-        return io.scythe.txn.rcc.RccModule.MEMORY_NODE_CRASH_REFUSAL.formatted(protocol.name());
+        return null;
     }
 
     /**
-     * Refused on cluster nodes too: an executor whose write-back fails (its memory node gone) gives the run up, and a
-     * write-back that reached some backups but not the primary is in doubt (issue 18, txn.rcc's package TODO).
+     * True: CALVIN's locks are its schedulers' on the compute nodes, held by an active participant until its write-back
+     * is over on every serving copy (backups first, then primaries; again in the new configuration after a failover:
+     * {@code CalvinNode#installAgain}), so no commit in flight can write a promoted copy under a later holder of the
+     * key: there is no stale writer to fence, and the promoted copies serve at once (as Lotus's, whose locks are on
+     * compute nodes too). With the blocking settle ({@code simulatorSettlesPromotedCopies}) they would wait for
+     * {@code Catalog#inFlightBefore}, which CALVIN's write-backs do not count in.
+     */
+    @Override
+    public boolean promotedCopiesServeAtOnce(final Protocol protocol) {
+        return true;
+    }
+
+    /**
+     * Refused on cluster nodes: the simulator's steps ({@link #memoryNodeCrashRefusal}) are built on the shared
+     * catalog's removal, but cluster mode's failover (its drain, the input log's copies found by name after a
+     * compute node's death on a changed configuration) has not been run for CALVIN (issue 18, txn.rcc's package TODO).
      */
     @Override
     public String clusterMemoryNodeFailoverRefusal(final Protocol protocol) {
-        return protocol.name() + ": an executor whose write-back meets a dead memory node gives the run up, so cluster "
-            + "nodes do not fail a memory node over for CALVIN";
+        return protocol.name() + ": a memory node's failover is handled in the simulator only (reads and write-backs "
+            + "done again where the keys serve); cluster nodes do not fail a memory node over for CALVIN yet";
     }
 }

@@ -1628,6 +1628,7 @@ final class CalvinNode {
      */
     static Future<Record> readRecord(final TxnRuntime runtime, final ReadSet reads, final Key k,
                                      final java.util.function.Consumer<Access> seen, final int tries) {
+        final io.scythe.txn.Catalog.Partition at = runtime.catalog().table(k.table()).partitionOf(k.key());
         return reads.locate(k.table(), k.key()).compose(reads::readImage).map(a -> {
             seen.accept(a);
             if (a.deleted) {
@@ -1643,6 +1644,19 @@ final class CalvinNode {
             if (e instanceof AbortException abort && abort.reason() == AbortReason.VALIDATION && tries < 8) {
                 // a stale cached address, dropped: again
                 return readRecord(runtime, new ReadSet(runtime), k, seen, tries + 1);
+            }
+            if (io.scythe.txn.onesided.OneSidedTxn.mayBeGone(e) && tries < 8) {
+                // A memory node's crash (issue 18): once the configuration removes the copy read, read the key again
+                // where it serves now (a promoted backup holds every write released: backups are written first, and
+                // this scheduler's lock on the key is held until the write-back is over on the serving copies).
+                return runtime.anyRemovedWithin(List.of(at.node())).compose(gone -> {
+                    if (!gone) {
+                        return Future.succeededFuture(new Record(k, CalvinWire.FAILED, 0,
+                            String.valueOf(e).getBytes(java.nio.charset.StandardCharsets.UTF_8)));
+                    }
+                    runtime.tookPath(CalvinModule.READ_AGAIN_ON_FAILOVER);
+                    return readRecord(runtime, new ReadSet(runtime), k, seen, tries + 1);
+                });
             }
             final byte[] why = String.valueOf(e).getBytes(java.nio.charset.StandardCharsets.UTF_8);
             return Future.succeededFuture(new Record(k, CalvinWire.FAILED, 0, why));
@@ -2073,28 +2087,37 @@ final class CalvinNode {
                     : present ? "the key exists" : "the key is absent")));
             }
         }
-        final List<Future<Access>> accesses = new ArrayList<>(writes.size());
-        for (final Write w : writes) {
-            final Access read = p.read.get(w.key());
-            if (read == null) { // an insert of a key not in the index: created, then written as the rest
-                final io.scythe.txn.Catalog.Partition partition = home.catalog().table(w.key().table())
-                    .partitionOf(w.key().key());
-                final UnsafeBuffer value = new UnsafeBuffer(w.value());
-                accesses.add(home.remote(partition).insert(w.key().key(), value, 0, w.value().length,
-                    io.scythe.storage.Table.InsertLock.NONE, 0).map(inserted -> {
-                        final Access a = new Access(w.key().table(), w.key().key(), partition);
-                        a.pointer = inserted.pointer();
-                        a.valueLength = w.value().length;
-                        return changed(a, w, commitTs, 0);
-                    }));
-            } else {
-                accesses.add(Future.succeededFuture(changed(read, w, commitTs, read.readVersion)));
-            }
-        }
-        if (accesses.isEmpty()) {
+        if (writes.isEmpty()) {
             release(p); // all of it installed already (a taken-over part the dead owner wrote)
             return Future.succeededFuture();
         }
+        final List<Future<Access>> accesses = new ArrayList<>(writes.size());
+        for (final Write w : writes) {
+            final Access read = p.read.get(w.key());
+            accesses.add(read == null ? inserted(w, commitTs) // a key not in the index: created, then written
+                : Future.succeededFuture(changed(read, w, commitTs, read.readVersion)));
+        }
+        final java.util.Set<String> copies = copiesOf(p, writes);
+        return install(accesses).recover(e -> installAgain(p, commitTs, writes, copies, e, 0))
+            .andThen(v -> release(p));
+    }
+
+    /** {@code w}, an insert of a key not in the index, created by an INSERT RPC to its memory node, then changed. */
+    private Future<Access> inserted(final Write w, final long commitTs) {
+        final io.scythe.txn.Catalog.Partition partition = home.catalog().table(w.key().table())
+            .partitionOf(w.key().key());
+        final UnsafeBuffer value = new UnsafeBuffer(w.value());
+        return home.remote(partition).insert(w.key().key(), value, 0, w.value().length,
+            io.scythe.storage.Table.InsertLock.NONE, 0).map(inserted -> {
+                final Access a = new Access(w.key().table(), w.key().key(), partition);
+                a.pointer = inserted.pointer();
+                a.valueLength = w.value().length;
+                return changed(a, w, commitTs, 0);
+            });
+    }
+
+    /** {@code accesses} (each changed) written back: every backup first, then the primaries. */
+    private Future<Void> install(final List<Future<Access>> accesses) {
         return Future.all(accesses).compose(all -> {
             final List<Access> written = new ArrayList<>(accesses.size());
             for (final Future<Access> a : accesses) {
@@ -2108,7 +2131,71 @@ final class CalvinNode {
                 return io.scythe.txn.onesided.WriteSet.postPerNode(home, byNode, (batch, a) ->
                     io.scythe.txn.onesided.WriteSet.addWrites(batch, a, a.address(), a.rkey(), false));
             });
-        }).andThen(v -> release(p));
+        });
+    }
+
+    /** How many times a write-back is done again after memory-node failovers before it fails (the run gives up). */
+    static final int INSTALL_TRIES = 4;
+
+    /**
+     * A write-back of {@code writes} that failed with {@code failure}: done again in the configuration that serves now
+     * when the failure may say a memory node is gone and the configuration removes one of the nodes holding a copy of
+     * the keys written (issue 18, the rule the other RCC protocols follow, {@code RedoStep#finishOwnRecord}: what
+     * landed or may land on a removed node counts for nothing, the write is done once the serving copies have it).
+     * Each key is read again where it serves now (a promoted backup, or the same primary when a backup died, whose
+     * write was refused before it: backups go first) and written at the version it was to install, backups first;
+     * a copy that got it already is written the same value and version again. This node's lock on each key is held
+     * throughout, so no other transaction reads or writes it between (CALVIN has no stale writer to fence: its
+     * lock is on the scheduler, not in the memory node). Else the failure stands (the executor gives the run up).
+     */
+    private Future<Void> installAgain(final Part p, final long commitTs, final List<Write> writes,
+                                      final java.util.Set<String> copies, final Throwable failure, final int tries) {
+        if (tries >= INSTALL_TRIES || !io.scythe.txn.onesided.OneSidedTxn.mayBeGone(failure)) {
+            return Future.failedFuture(failure);
+        }
+        return home.anyRemovedWithin(copies).compose(gone -> {
+            if (!gone) {
+                return Future.<Void>failedFuture(failure);
+            }
+            home.tookPath(CalvinModule.WRITE_BACK_AGAIN_ON_FAILOVER);
+            final List<Future<Access>> accesses = new ArrayList<>(writes.size());
+            for (final Write w : writes) {
+                final Access read = p.read.get(w.key());
+                final long readVersion = read == null ? 0 : read.readVersion;
+                final Access[] seen = new Access[1];
+                accesses.add(readRecord(home, new ReadSet(home), w.key(), a -> seen[0] = a, 0).compose(r -> {
+                    if (r.status() == CalvinWire.FAILED) {
+                        return Future.<Access>failedFuture(new IllegalStateException("CALVIN write-back of " + w.key()
+                            + " after a memory-node failover could not read it where it serves: "
+                            + new String(r.value(), java.nio.charset.StandardCharsets.UTF_8)));
+                    }
+                    if (seen[0] == null) { // not in the index where it serves now: only an insert creates it
+                        return w.kind() == CalvinWire.INSERT ? inserted(w, commitTs)
+                            : Future.<Access>failedFuture(new IllegalStateException("CALVIN write-back of " + w.key()
+                            + " after a memory-node failover: the key is absent where it serves"));
+                    }
+                    return Future.succeededFuture(changed(seen[0], w, commitTs, readVersion));
+                }));
+            }
+            final java.util.Set<String> now = copiesOf(p, writes);
+            return install(accesses).recover(e -> installAgain(p, commitTs, writes, now, e, tries + 1));
+        });
+    }
+
+    /**
+     * The memory nodes holding a copy (primary or backup) of a key of {@code writes} as the write-back about to start
+     * addresses them: a key read where it was read, else (an insert of a key not in the index) where it serves now.
+     */
+    private java.util.Set<String> copiesOf(final Part p, final List<Write> writes) {
+        final java.util.Set<String> copies = new java.util.TreeSet<>();
+        for (final Write w : writes) {
+            final Access read = p.read.get(w.key());
+            final io.scythe.txn.Catalog.Partition at = read != null ? read.partition
+                : home.catalog().table(w.key().table()).partitionOf(w.key().key());
+            copies.add(at.node());
+            at.backups().forEach(b -> copies.add(b.node()));
+        }
+        return copies;
     }
 
     /**

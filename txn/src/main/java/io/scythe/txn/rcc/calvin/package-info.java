@@ -331,5 +331,12 @@
  * TPC-C seeds 4x longer ({@code CalvinModule#explorerTpccRunScale}, 600 us; other protocols and workloads as they
  * were): 0 of 100 failed in each form, 719 (RPC: 566) committed, crashes executing 90 (86), after a decision record
  * 9 (13), idle 1 (1), 6 (10) of the dead node's commits decided by recovery.
+ *
+ * <p>A memory node's failover in the simulator ({@code sim --crash-mn}, issue 18, helper calvinmn): a participant's
+ * read and an active participant's write-back that failed on a node the configuration removes are done again where the
+ * keys serve now (the write-back under the scheduler's lock still held, at the version it was to install, backups
+ * first), and an input-log or decision record is durable once every serving copy has it; the promoted copies serve at
+ * once, as no lock lives on a memory node (txn.rcc's package docs; {@code CalvinMnCrashSimTest}). Cluster nodes still
+ * refuse a memory node's failover for CALVIN.
  */
 package io.scythe.txn.rcc.calvin;
