@@ -139,6 +139,91 @@ class LotusInsertSimTest extends SimVertxTest {
         assertThat(full.insertRpcs).as("INSERT RPCs after a FULL GRANT").isZero();
     }
 
+    /**
+     * Stop-54 review, L1: compute node 0 of 2 dies at a time drawn from the seed (as the crash explorer draws it) while
+     * both insert fresh keys one-sided, one memory node copy each (no backups). A crash that cuts a commit's visible
+     * doorbell between its placeholder home made live (flags cleared) and its cell left no visible cell: recovery
+     * undid the commit, and the key stayed in the index, live, with an empty CVT, refused by every read and insert for
+     * good ("being inserted"). Checked: no key in an index is live without a committed version, and every insert a
+     * client saw commit has its value. The visible cell is now written before the home (LotusTxn's ReleaseVerb).
+     * A guard, not a reproduction: before that change these 100 seeds (631 commits) never cut a doorbell in that window
+     * either, and passed (helper lotusfail).
+     */
+    @Test
+    void shouldLeaveNoInsertedKeyLiveWithoutAVersionWhenItsCoordinatorDies() throws Exception {
+        final List<String> stuck = new ArrayList<>();
+        long committedInAll = 0;
+        for (long seed = 1; seed <= SEEDS_L1; seed++) {
+            final long[] next = {FIRST_KEY};
+            final Set<Long> committed = new TreeSet<>();
+            final SimOptions o = new SimOptions().protocol("lotus").computeNodes(2).loopsPerComputeNode(1)
+                .clientsPerComputeNode(4).memoryNodes(2).replicas(0).redoLog(true).durationNs(100_000)
+                .drainNs(5_000_000).seed(seed).faults(new Faults().jitterNs(2_000));
+            Explorer.crash(o, 0, Faults.DEFAULT_DETECT_NS);
+            final Simulation sim = new Simulation(o, new EmptyTableSpec(4096));
+            sim.operation((runtime, random) -> {
+                final long began = runtime.timers().nowNs();
+                final long key;
+                synchronized (next) {
+                    key = next[0]++;
+                }
+                final Txn txn = LotusModule.LOTUS.begin(runtime, false);
+                final UnsafeBuffer value = new UnsafeBuffer(new byte[8]);
+                value.putLong(0, key * 7);
+                txn.insert(TABLE, key, value, 0, 8);
+                return txn.commit().map(ts -> {
+                    synchronized (committed) {
+                        committed.add(key);
+                    }
+                    return ts;
+                }).recover(e -> txn.abort().transform(x -> Future.succeededFuture(0L)))
+                    .map(x -> runtime.timers().nowNs() - began);
+            });
+            final JsonObject run;
+            LotusModule.oneSidedInserts(true);
+            try {
+                run = sim.run(vertx).run().toJson();
+            } finally {
+                LotusModule.oneSidedInserts(false);
+            }
+            // Not asserted here (no backups in this run): with one backup, seed 21 of a 150 us run left a primary and its
+            // backup at different versions of an inserted key ("version 1 vs 20 on backup 1"), before and after L1's
+            // change, a difference left open (helper lotusfail's report).
+            final io.vertx.core.json.JsonArray violations = run.getJsonObject("sim").getJsonArray("violations");
+            if (!violations.isEmpty()) {
+                System.out.println("lotus one-sided inserts, cn0 crashed, seed " + seed + ": " + violations.encode());
+            }
+            committedInAll += committed.size();
+            final Set<Long> found = new TreeSet<>();
+            for (final LogDb db : sim.memoryNodes()) {
+                final Table t = db.table(TABLE);
+                for (long k = FIRST_KEY; k < next[0]; k++) {
+                    final long pointer = t.lookup(k);
+                    if (pointer == 0) {
+                        continue;
+                    }
+                    final boolean live = (t.objectMemory().getShort(t.offsetOf(pointer)
+                        + io.scythe.storage.ObjectLayout.FLAGS_OFFSET) & io.scythe.storage.ObjectLayout.FLAG_DELETED) == 0;
+                    final Long value = io.scythe.txn.spi.ObjectProbe.committedLong(t, k);
+                    if (live && value == null) {
+                        stuck.add("seed " + seed + " key " + k);
+                    }
+                    if (committed.contains(k)) {
+                        assertThat(value).as("committed insert of key " + k + ", seed " + seed).isEqualTo(k * 7);
+                        found.add(k);
+                    }
+                }
+            }
+            assertThat(found).as("committed inserts found in an index, seed " + seed).isEqualTo(committed);
+        }
+        System.out.println("lotus one-sided inserts, cn0 crashed, " + SEEDS_L1 + " seeds: " + committedInAll
+            + " committed, live keys without a version: " + stuck);
+        assertThat(committedInAll).isPositive();
+        assertThat(stuck).as("keys live in an index without a committed version (unreadable for good)").isEmpty();
+    }
+
+    private static final int SEEDS_L1 = 100;
+
     /** Whether {@code e} (or a cause) is a FULL: this class's "(FULL)", or the memory node's "is full". */
     private static boolean failedFull(final Throwable e) {
         for (Throwable t = e; t != null; t = t.getCause()) {

@@ -986,11 +986,25 @@ final class LotusTxn extends OneSidedTxn {
                             if (a.inserted) {
                                 batch.write(CasLock.lockAddress(a.pointer), a.rkey(), FREE, 0, 8);
                             }
+                            // A one-sided insert's placeholder home (deleted, at the INSERT's version) gets its cell
+                            // visible BEFORE the home is written whole (stop-54 review, L1), as a non-inserted write's
+                            // cell precedes its home version: a crash cutting the batch between a home made live
+                            // (flags cleared) and its cell left no visible cell, so recovery undid the commit and the
+                            // key stayed live with an empty CVT, refused by every read and insert for good
+                            // (undoneInsertRead). Cut after the cell, recovery finds it visible and finishes the home
+                            // from the redo record; before it, the home is still the deleted placeholder (absent).
+                            // No CAS word to order against: nobody's LockedInsert names a granted slot.
+                            final int[] c = a.placeholderHome ? cells.get(a) : null;
+                            if (c != null) {
+                                writeVisible(batch, a.address() + Cvt.offset(a.partition.descriptor().schema()
+                                    .maxValueBytes()) + Cvt.cell(c[0]), a.rkey(), visible);
+                            }
                         }
+
 
                         @Override
                         public void add(final io.scythe.bridge.Doorbell batch, final Access a) {
-                            final int[] c = cells.get(a);
+                            final int[] c = a.placeholderHome ? null : cells.get(a); // a placeholder's: beforeWrites
                             if (c != null) {
                                 writeVisible(batch, a.address() + Cvt.offset(a.partition.descriptor().schema()
                                     .maxValueBytes()) + Cvt.cell(c[0]), a.rkey(), visible);
