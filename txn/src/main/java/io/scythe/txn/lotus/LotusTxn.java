@@ -86,9 +86,8 @@ final class LotusTxn extends OneSidedTxn {
     /**
      * Whether inserts go one-sided ({@link #insertOneSided}): off unless {@code -Dscythe.lotus.oneSidedInserts=true}
      * (or {@code LotusModule#oneSidedInserts}); every insert then goes by the INSERT RPC, as before helper lotusins.
-     * Off by default while the path fails TPC-C under a memory-node crash (TODO lotusins-mn-failover) and the stop-54
-     * review's findings stand (package doc: a crash between a placeholder home's flags and its cell; the FULL
-     * fallback's slot overlapping one the attempt picked).
+     * Off by default while the path fails TPC-C under a memory-node crash (TODO lotusins-mn-failover; the stop-54
+     * review's L1 and L2 are addressed since helper lotusfail: the placeholder's cell before its home, FULL fails).
      */
     static volatile boolean oneSidedInserts = "true".equals(System.getProperty("scythe.lotus.oneSidedInserts"));
     /** Index slots picked by this attempt's inserts, by address: another insert of it must pick another. */

@@ -181,7 +181,11 @@
  * memory-node failover (TODO lotusins-mn-failover, open: {@code sim --explore 30 --crashes --protocols lotus --workload
  * tpcc --crash-mn 1 --replicas 2 --mns 3} fails 4 of 30 seeds one-sided, 0 with
  * {@code -Dscythe.lotus.oneSidedInserts=false}: seeds 6, 17, 21 a NewOrder's district visible without its order
- * ({@code 2_next_o_id_is_max_order}), 24 order lines missing; not traced. Phantom under the same options passes).
+ * ({@code 2_next_o_id_is_max_order}), 24 order lines missing; not traced. Phantom under the same options passes.
+ * Helper lotusfail narrowed seed 6: its replay fails with {@code --crash-mn 1 --crash-at 145.497us} alone (no
+ * compute-node crash: a live commit under the memory node's failover, "D_NEXT_O_ID - 1 = 31, max(O_ID) = 30"), and
+ * passes with {@code --crash-cn 0} alone; so the cause is in the live commit's path across the failover, not in
+ * recovery).
  *
  * <p><b>One-sided inserts</b> (lotus.md §2.1, helper lotusins; {@code LotusTxn#insertOneSided}): an insert locks its
  * key and its home index bucket as it is issued; at commit, READs of the probe sequence pick the index slot (the first
