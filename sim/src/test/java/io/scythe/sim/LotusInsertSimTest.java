@@ -35,6 +35,12 @@ class LotusInsertSimTest extends SimVertxTest {
 
     /** One empty hash table per memory node, room for 4096 objects: the keys are inserted by the test's clients. */
     private static final class EmptyTableSpec implements OltpSpec {
+        private final int capacity;
+
+        EmptyTableSpec(final int capacity) {
+            this.capacity = capacity;
+        }
+
         @Override
         public String name() {
             return "empty";
@@ -52,7 +58,7 @@ class LotusInsertSimTest extends SimVertxTest {
 
         @Override
         public void load(final LogDb db, final int part, final int parts) {
-            db.create(TableSchema.fixed(TABLE_ID, TABLE, 8, 4096));
+            db.create(TableSchema.fixed(TABLE_ID, TABLE, 8, capacity));
         }
 
         @Override
@@ -108,28 +114,140 @@ class LotusInsertSimTest extends SimVertxTest {
     @Test
     void shouldInsertOneSidedWithoutTwoInsertsTakingOneSlot() throws Exception {
         for (final long seed : new long[] {1, 2, 3}) {
-            final Outcome oneSided = crowdedRun(seed, true);
+            final Outcome oneSided = crowdedRun(seed, true, 4096);
             assertThat(oneSided.insertRpcs).as("INSERT RPCs, seed " + seed).isZero();
             assertThat(oneSided.granted).as("slots granted, seed " + seed).isPositive();
         }
-        final Outcome rpc = crowdedRun(1, false);
+        final Outcome rpc = crowdedRun(1, false, 4096);
         assertThat(rpc.insertRpcs).as("INSERT RPCs with -Dscythe.lotus.oneSidedInserts=false")
             .isGreaterThanOrEqualTo(rpc.committed);
         assertThat(rpc.granted).isZero();
     }
 
-    private record Outcome(long committed, long insertRpcs, long granted) {
+    /**
+     * Stop-54 review, L2: the same run in a table of 16 objects per memory node, so GRANTs run out (FULL) before the 24
+     * keys are in. An insert that gets no slot fails FULL (as an INSERT RPC's does) and is not left to the INSERT RPC,
+     * whose memory node would pick a slot under no compute node's bucket lock (one this attempt claimed for another
+     * key, or one reclamation freed under another node's insert: a committed key lost): no INSERT RPC reaches a memory
+     * node, and every committed key still has an object of its own with its value (crowdedRun's checks). Fails before
+     * the fix (the FULL GRANT fell back to the INSERT RPC: INSERT RPCs served > 0).
+     */
+    @Test
+    void shouldFailFullWithoutFallingBackToTheInsertRpc() throws Exception {
+        final Outcome full = crowdedRun(1, true, 16);
+        assertThat(full.full).as("inserts failed FULL").isPositive();
+        assertThat(full.insertRpcs).as("INSERT RPCs after a FULL GRANT").isZero();
     }
 
-    private static Outcome crowdedRun(final long seed, final boolean oneSided) throws Exception {
-        final String what = (oneSided ? "one-sided" : "rpc") + " seed " + seed;
+    /**
+     * Stop-54 review, L1: compute node 0 of 2 dies at a time drawn from the seed (as the crash explorer draws it) while
+     * both insert fresh keys one-sided, one memory node copy each (no backups). A crash that cuts a commit's visible
+     * doorbell between its placeholder home made live (flags cleared) and its cell left no visible cell: recovery
+     * undid the commit, and the key stayed in the index, live, with an empty CVT, refused by every read and insert for
+     * good ("being inserted"). Checked: no key in an index is live without a committed version, and every insert a
+     * client saw commit has its value. The visible cell is now written before the home (LotusTxn's ReleaseVerb).
+     * A guard, not a reproduction: before that change these 100 seeds (631 commits) never cut a doorbell in that window
+     * either, and passed (helper lotusfail).
+     */
+    @Test
+    void shouldLeaveNoInsertedKeyLiveWithoutAVersionWhenItsCoordinatorDies() throws Exception {
+        final List<String> stuck = new ArrayList<>();
+        long committedInAll = 0;
+        for (long seed = 1; seed <= SEEDS_L1; seed++) {
+            final long[] next = {FIRST_KEY};
+            final Set<Long> committed = new TreeSet<>();
+            final SimOptions o = new SimOptions().protocol("lotus").computeNodes(2).loopsPerComputeNode(1)
+                .clientsPerComputeNode(4).memoryNodes(2).replicas(0).redoLog(true).durationNs(100_000)
+                .drainNs(5_000_000).seed(seed).faults(new Faults().jitterNs(2_000));
+            Explorer.crash(o, 0, Faults.DEFAULT_DETECT_NS);
+            final Simulation sim = new Simulation(o, new EmptyTableSpec(4096));
+            sim.operation((runtime, random) -> {
+                final long began = runtime.timers().nowNs();
+                final long key;
+                synchronized (next) {
+                    key = next[0]++;
+                }
+                final Txn txn = LotusModule.LOTUS.begin(runtime, false);
+                final UnsafeBuffer value = new UnsafeBuffer(new byte[8]);
+                value.putLong(0, key * 7);
+                txn.insert(TABLE, key, value, 0, 8);
+                return txn.commit().map(ts -> {
+                    synchronized (committed) {
+                        committed.add(key);
+                    }
+                    return ts;
+                }).recover(e -> txn.abort().transform(x -> Future.succeededFuture(0L)))
+                    .map(x -> runtime.timers().nowNs() - began);
+            });
+            final JsonObject run;
+            LotusModule.oneSidedInserts(true);
+            try {
+                run = sim.run(vertx).run().toJson();
+            } finally {
+                LotusModule.oneSidedInserts(false);
+            }
+            // Not asserted here (no backups in this run): with one backup, seed 21 of a 150 us run left a primary and its
+            // backup at different versions of an inserted key ("version 1 vs 20 on backup 1"), before and after L1's
+            // change, a difference left open (helper lotusfail's report).
+            final io.vertx.core.json.JsonArray violations = run.getJsonObject("sim").getJsonArray("violations");
+            if (!violations.isEmpty()) {
+                System.out.println("lotus one-sided inserts, cn0 crashed, seed " + seed + ": " + violations.encode());
+            }
+            committedInAll += committed.size();
+            final Set<Long> found = new TreeSet<>();
+            for (final LogDb db : sim.memoryNodes()) {
+                final Table t = db.table(TABLE);
+                for (long k = FIRST_KEY; k < next[0]; k++) {
+                    final long pointer = t.lookup(k);
+                    if (pointer == 0) {
+                        continue;
+                    }
+                    final boolean live = (t.objectMemory().getShort(t.offsetOf(pointer)
+                        + io.scythe.storage.ObjectLayout.FLAGS_OFFSET) & io.scythe.storage.ObjectLayout.FLAG_DELETED) == 0;
+                    final Long value = io.scythe.txn.spi.ObjectProbe.committedLong(t, k);
+                    if (live && value == null) {
+                        stuck.add("seed " + seed + " key " + k);
+                    }
+                    if (committed.contains(k)) {
+                        assertThat(value).as("committed insert of key " + k + ", seed " + seed).isEqualTo(k * 7);
+                        found.add(k);
+                    }
+                }
+            }
+            assertThat(found).as("committed inserts found in an index, seed " + seed).isEqualTo(committed);
+        }
+        System.out.println("lotus one-sided inserts, cn0 crashed, " + SEEDS_L1 + " seeds: " + committedInAll
+            + " committed, live keys without a version: " + stuck);
+        assertThat(committedInAll).isPositive();
+        assertThat(stuck).as("keys live in an index without a committed version (unreadable for good)").isEmpty();
+    }
+
+    private static final int SEEDS_L1 = 100;
+
+    /** Whether {@code e} (or a cause) is a FULL: this class's "(FULL)", or the memory node's "is full". */
+    private static boolean failedFull(final Throwable e) {
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            final String m = String.valueOf(t.getMessage());
+            if (m.contains("(FULL)") || m.contains(" is full ")) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private record Outcome(long committed, long insertRpcs, long granted, long full) {
+    }
+
+    private static Outcome crowdedRun(final long seed, final boolean oneSided, final int capacity) throws Exception {
+        final String what = (oneSided ? "one-sided" : "rpc") + " seed " + seed + " capacity " + capacity;
+        final long[] full = new long[1]; // inserts that failed FULL
         final List<Long> keys = new ArrayList<>();
         final Set<Long> committed = new TreeSet<>();
         final Map<Long, Long> readBack = new TreeMap<>();
         final long[] counts = new long[2]; // reads of a committed key that found it; that did not
         final Simulation sim = new Simulation(new SimOptions().protocol("lotus").computeNodes(3).loopsPerComputeNode(2)
             .clientsPerComputeNode(4).memoryNodes(3).replicas(2).durationNs(1_500_000).drainNs(5_000_000).seed(seed)
-            .faults(new Faults().jitterNs(2_000)), new EmptyTableSpec());
+            .faults(new Faults().jitterNs(2_000)), new EmptyTableSpec(capacity));
         sim.operation((runtime, random) -> {
             synchronized (keys) {
                 if (keys.isEmpty()) {
@@ -167,8 +285,14 @@ class LotusInsertSimTest extends SimVertxTest {
                     return ts;
                 });
             }
-            return done.recover(e -> txn.abort().transform(x -> Future.succeededFuture(0L)))
-                .map(x -> runtime.timers().nowNs() - began);
+            return done.recover(e -> {
+                if (failedFull(e)) {
+                    synchronized (committed) {
+                        full[0]++;
+                    }
+                }
+                return txn.abort().transform(x -> Future.succeededFuture(0L));
+            }).map(x -> runtime.timers().nowNs() - began);
         });
         final JsonObject run;
         LotusModule.oneSidedInserts(oneSided);
@@ -180,7 +304,7 @@ class LotusInsertSimTest extends SimVertxTest {
         System.out.println(what + ": " + committed.size() + " inserted, reads " + counts[0] + "/" + counts[1] + ", "
             + run.getJsonObject("sim").encode());
         assertThat(run.getJsonObject("sim").getJsonArray("violations")).as(what).isEmpty();
-        assertThat(committed).as("keys inserted, " + what).hasSizeGreaterThan(12);
+        assertThat(committed).as("keys inserted, " + what).hasSizeGreaterThan(Math.min(12, capacity / 2));
         LotusSimTest.assertNoLockLeft(sim, 3);
         assertThat(counts[1]).as("reads of a committed insert that did not find it, " + what).isZero();
         assertThat(counts[0]).as("reads of committed inserts, " + what).isPositive();
@@ -206,7 +330,7 @@ class LotusInsertSimTest extends SimVertxTest {
             }
         }
         assertThat(pointers).as("committed keys found in the primary's index, " + what).hasSize(committed.size());
-        return new Outcome(committed.size(), insertRpcs, granted);
+        return new Outcome(committed.size(), insertRpcs, granted, full[0]);
     }
 
     /**

@@ -86,9 +86,8 @@ final class LotusTxn extends OneSidedTxn {
     /**
      * Whether inserts go one-sided ({@link #insertOneSided}): off unless {@code -Dscythe.lotus.oneSidedInserts=true}
      * (or {@code LotusModule#oneSidedInserts}); every insert then goes by the INSERT RPC, as before helper lotusins.
-     * Off by default while the path fails TPC-C under a memory-node crash (TODO lotusins-mn-failover) and the stop-54
-     * review's findings stand (package doc: a crash between a placeholder home's flags and its cell; the FULL
-     * fallback's slot overlapping one the attempt picked).
+     * Off by default while the path fails TPC-C under a memory-node crash (TODO lotusins-mn-failover; the stop-54
+     * review's L1 and L2 are addressed since helper lotusfail: the placeholder's cell before its home, FULL fails).
      */
     static volatile boolean oneSidedInserts = "true".equals(System.getProperty("scythe.lotus.oneSidedInserts"));
     /** Index slots picked by this attempt's inserts, by address: another insert of it must pick another. */
@@ -737,8 +736,8 @@ final class LotusTxn extends OneSidedTxn {
      * a record, only once the index names it.
      *
      * <p>A key the READs find in the index (a tombstone, or a duplicate) is read and revived as a write
-     * ({@link #insertOverFound}). The INSERT RPC is left only for a table whose GRANT finds no slot (see below) and
-     * tables without a hash index keep the INSERT RPC (TODO lotusins-skiplist), and backups are still located by LOCATE
+     * ({@link #insertOverFound}). A GRANT that finds no slot fails the insert FULL (never the INSERT RPC in its place:
+     * stop-54 review, L2), and tables without a hash index keep the INSERT RPC (TODO lotusins-skiplist), and backups are still located by LOCATE
      * RPC ({@code Replicas#locate}: the backup's index is the memory node's; TODO lotusins-backup-index).
      */
     private Future<Void> insertOneSided() {
@@ -779,20 +778,22 @@ final class LotusTxn extends OneSidedTxn {
                     return Future.failedFuture(new AbortException(AbortReason.LOCKED, "index slot of key " + key
                         + " of " + table + " taken by a concurrent insert"));
                 }
-                // No slot to be had (the memory node's slab is out, or other nodes' pools hold the rest): left to
-                // the INSERT RPC, which fails FULL where the table is, or takes a slot reclamation freed. Its
-                // memory node picks the first free slot from home: this one, whose bucket this attempt holds,
-                // unless an insert of this attempt claimed an earlier one (TODO lotusins-revive-race).
-                // The same TODO: a tombstone the memory node itself deleted (an INSERT RPC abandoned) is in its
-                // reclamation bookkeeping, and could be freed while insertOverFound revives it one-sided (Lotus's own
-                // deletes and undone one-sided inserts are not: they stay tombstones).
-                return node.slots().take(runtime, partition).recover(e -> e instanceof RpcException r
-                    && r.code() == io.scythe.storage.remote.LogDbRpc.FULL ? Future.succeededFuture(0L)
-                    : Future.failedFuture(e));
+                // No slot to be had (the memory node's slab is out, or other nodes' pools hold the rest): the insert
+                // fails FULL, as an INSERT RPC's does (Inserts#failure), and nothing was written. It is not left to
+                // the INSERT RPC (stop-54 review, L2): the memory node would pick the first free slot from home under
+                // none of the compute nodes' bucket locks but this attempt's, and could take a slot this attempt
+                // claimed for another key (writeIndexSlots then overwrites its entry after T_commit) or one that
+                // reclamation freed under another node's one-sided insert: a committed key lost. One path per attempt.
+                // (The INSERT RPC's memory node allocates from the same slab as the GRANT, so it would fail FULL too
+                // but for a slot reclamation freed in between.)
+                // TODO lotusins-revive-race (what is left of it): a tombstone the memory node itself deleted (an
+                // INSERT RPC abandoned) is in its reclamation bookkeeping, and could be freed while insertOverFound
+                // revives it one-sided (Lotus's own deletes and undone one-sided inserts are not: they stay tombstones).
+                return node.slots().take(runtime, partition).recover(e -> Future.failedFuture(
+                    e instanceof RpcException r && r.code() == io.scythe.storage.remote.LogDbRpc.FULL
+                        ? new IllegalStateException("lotus: insert of key " + key + " of " + table + ": no object "
+                        + "slot granted on " + partition.node() + " (FULL): " + r.getMessage(), r) : e));
             }).compose(pointer -> {
-                if (pointer == 0) {
-                    return Future.succeededFuture();
-                }
                 if (over) { // aborted meanwhile: nothing was written to it
                     node.slots().giveBack(SlotPool.poolOf(partition), pointer);
                     return Future.failedFuture(new AbortException(AbortReason.LOCKED, "attempt over"));
@@ -984,11 +985,25 @@ final class LotusTxn extends OneSidedTxn {
                             if (a.inserted) {
                                 batch.write(CasLock.lockAddress(a.pointer), a.rkey(), FREE, 0, 8);
                             }
+                            // A one-sided insert's placeholder home (deleted, at the INSERT's version) gets its cell
+                            // visible BEFORE the home is written whole (stop-54 review, L1), as a non-inserted write's
+                            // cell precedes its home version: a crash cutting the batch between a home made live
+                            // (flags cleared) and its cell left no visible cell, so recovery undid the commit and the
+                            // key stayed live with an empty CVT, refused by every read and insert for good
+                            // (undoneInsertRead). Cut after the cell, recovery finds it visible and finishes the home
+                            // from the redo record; before it, the home is still the deleted placeholder (absent).
+                            // No CAS word to order against: nobody's LockedInsert names a granted slot.
+                            final int[] c = a.placeholderHome ? cells.get(a) : null;
+                            if (c != null) {
+                                writeVisible(batch, a.address() + Cvt.offset(a.partition.descriptor().schema()
+                                    .maxValueBytes()) + Cvt.cell(c[0]), a.rkey(), visible);
+                            }
                         }
+
 
                         @Override
                         public void add(final io.scythe.bridge.Doorbell batch, final Access a) {
-                            final int[] c = cells.get(a);
+                            final int[] c = a.placeholderHome ? null : cells.get(a); // a placeholder's: beforeWrites
                             if (c != null) {
                                 writeVisible(batch, a.address() + Cvt.offset(a.partition.descriptor().schema()
                                     .maxValueBytes()) + Cvt.cell(c[0]), a.rkey(), visible);

@@ -174,13 +174,18 @@
  * a hash index (TODO lotusins-skiplist: the INSERT RPC), the backups' index (TODO lotusins-backup-index: located by
  * LOCATE RPC, the memory node's CPU making the placeholder), slots given back to the memory node (TODO
  * lotusins-return: a dead node's unused slots, and those its aborted attempts had posted WRITEs to, leak), and the
- * memory node's own index writes beside the compute nodes' (TODO lotusins-revive-race: an INSERT RPC left for a key
- * whose GRANT found no slot writes the first free slot under no bucket lock but the one the compute node picked, and
- * a tombstone the memory node deleted itself, an abandoned INSERT, may be reclaimed under a one-sided revival); and
+ * memory node's own index writes beside the compute nodes' (TODO lotusins-revive-race: a GRANT that finds no slot
+ * fails the insert FULL, as an INSERT RPC's FULL does, since the stop-54 review's L2: left to the INSERT RPC, its
+ * memory node wrote the first free slot under none of the compute nodes' bucket locks, which could overwrite a key
+ * committed one-sided; what is left: a tombstone the memory node deleted itself, an abandoned INSERT, may be reclaimed under a one-sided revival); and
  * memory-node failover (TODO lotusins-mn-failover, open: {@code sim --explore 30 --crashes --protocols lotus --workload
  * tpcc --crash-mn 1 --replicas 2 --mns 3} fails 4 of 30 seeds one-sided, 0 with
  * {@code -Dscythe.lotus.oneSidedInserts=false}: seeds 6, 17, 21 a NewOrder's district visible without its order
- * ({@code 2_next_o_id_is_max_order}), 24 order lines missing; not traced. Phantom under the same options passes).
+ * ({@code 2_next_o_id_is_max_order}), 24 order lines missing; not traced. Phantom under the same options passes.
+ * Helper lotusfail narrowed seed 6: its replay fails with {@code --crash-mn 1 --crash-at 145.497us} alone (no
+ * compute-node crash: a live commit under the memory node's failover, "D_NEXT_O_ID - 1 = 31, max(O_ID) = 30"), and
+ * passes with {@code --crash-cn 0} alone; so the cause is in the live commit's path across the failover, not in
+ * recovery).
  *
  * <p><b>One-sided inserts</b> (lotus.md §2.1, helper lotusins; {@code LotusTxn#insertOneSided}): an insert locks its
  * key and its home index bucket as it is issued; at commit, READs of the probe sequence pick the index slot (the first
