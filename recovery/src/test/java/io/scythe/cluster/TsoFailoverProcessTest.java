@@ -6,10 +6,6 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.nio.file.Path;
 import java.util.concurrent.TimeUnit;
 
@@ -25,7 +21,6 @@ class TsoFailoverProcessTest {
     static Path dir;
     static LocalCluster cluster;
     static ScytheClient client;
-    static final HttpClient HTTP = HttpClient.newHttpClient();
 
     @BeforeAll
     static void startCluster() throws Exception {
@@ -39,8 +34,7 @@ class TsoFailoverProcessTest {
     }
 
     private static JsonObject health(final String node) throws Exception {
-        return new JsonObject(HTTP.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:"
-            + cluster.node(node).httpPort() + "/health")).build(), HttpResponse.BodyHandlers.ofString()).body());
+        return new JsonObject(ProcessClusters.get(cluster, node, "/health"));
     }
 
     private static long occurrences(final String text, final String line) {
