@@ -38,16 +38,16 @@ public final class RpcResponder {
         return this;
     }
 
-    /**
-     * Replies with {@code data}: inline when it fits the cut-off, else into the caller's zero-copy buffer when it
-     * gave one; otherwise the call fails with {@link RpcException#TOO_LARGE} (the handler should have answered with
-     * a {@link #replyDescriptor descriptor} of registered memory).
-     */
     /** The longest reply {@link #reply(DirectBuffer, int, int)} sends inline (one bucket). */
     public int maxReplyBytes() {
         return server.options().maxPayload();
     }
 
+    /**
+     * Replies with {@code data}: inline when it fits the cut-off, else into the caller's zero-copy buffer when it
+     * gave one; otherwise the call fails with {@link RpcException#TOO_LARGE} (the handler should have answered with
+     * a {@link #replyDescriptor descriptor} of registered memory).
+     */
     public void reply(final DirectBuffer data, final int offset, final int length) {
         if (!claim()) {
             return;

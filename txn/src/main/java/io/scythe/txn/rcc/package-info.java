@@ -60,7 +60,7 @@
  * 16-bit epoch are kept: an incarnation 256 epochs later would match a dead one whose recovery is still owed, so a
  * restarted cluster node skips every epoch whose low 8 bits are an incarnation's still owed recovery
  * ({@code cluster.RecoveryDuty#nextEpoch}). Not
- * built: CALVIN's input log, and the per-stage breakdown beyond the shared stages.
+ * built: the per-stage breakdown beyond the shared stages.
  *
  * <p><b>Memory-node failover in the simulator</b> (issue 18, {@code sim --crash-mn 1 --replicas 2 --mns 3}) runs for
  * NOWAIT, WAITDIE, OCC, MVCC and SUNDIAL, in every form (CALVIN: below). What the TODO named, as done for them:
