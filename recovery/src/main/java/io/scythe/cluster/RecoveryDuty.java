@@ -194,6 +194,12 @@ public final class RecoveryDuty {
     private final java.util.concurrent.ExecutorService calls;
     /** Warns of a recovery attempt that waits long on one step: a thread of its own, so a busy loop cannot hide it. */
     private final java.util.concurrent.ScheduledExecutorService watch;
+    /** The latest scan of the owed map, under way or done ({@link #scanOwed()}). */
+    private java.util.concurrent.Future<Set<Map.Entry<String, String>>> scanning;
+    /** Scans of the owed map under way (given up ones included). */
+    private final java.util.concurrent.atomic.AtomicInteger scansUnderWay = new java.util.concurrent.atomic.AtomicInteger();
+    /** At most this many scans under way at once ({@link #scanOwed()}). */
+    static final int MAX_PARKED_SCANS = 3;
     /** Told the step of each Hazelcast call as it runs, on the thread that runs it (tests: a call that hangs). */
     private volatile Consumer<String> callHook = step -> { };
     private long retryMs = RETRY_MS;
@@ -297,13 +303,59 @@ public final class RecoveryDuty {
     private <T> T call(final String step, final java.util.concurrent.Callable<T> call) {
         final java.util.concurrent.Future<T> f;
         try {
-            f = calls.submit(() -> {
-                callHook.accept(step);
-                return call.call();
-            });
+            f = submit(step, call);
         } catch (final java.util.concurrent.RejectedExecutionException closed) {
-            throw new IllegalStateException("the recovery duty is closed: " + step + " not run", closed);
+            // Closed (the node exits): stop()'s release of its claims may still be on its way here; run it as before.
+            try {
+                return call.call();
+            } catch (final RuntimeException e) {
+                throw e;
+            } catch (final Exception e) {
+                throw new IllegalStateException(step + " failed", e);
+            }
         }
+        return await(step, f);
+    }
+
+    private <T> java.util.concurrent.Future<T> submit(final String step, final java.util.concurrent.Callable<T> call) {
+        return calls.submit(() -> {
+            callHook.accept(step);
+            return call.call();
+        });
+    }
+
+    /**
+     * The scan of the owed map, waited for as {@link #call}. A scan given up runs on (to Hazelcast's own bound); while
+     * {@value #MAX_PARKED_SCANS} such are under way the latest is waited for again rather than a new one started, so
+     * that a long split does not park a thread per rescan (review, stop 55), while a fresh scan still gets its chance
+     * after one that hangs (a fresh call asks the partition table again).
+     */
+    private Set<Map.Entry<String, String>> scanOwed() {
+        final String step = "a scan of " + OWED;
+        java.util.concurrent.Future<Set<Map.Entry<String, String>>> f;
+        synchronized (this) {
+            f = scanning;
+            if (f == null || f.isDone() || scansUnderWay.get() < MAX_PARKED_SCANS) {
+                try {
+                    scansUnderWay.incrementAndGet();
+                    f = submit(step, () -> {
+                        try {
+                            return scanOwed.apply(owed());
+                        } finally {
+                            scansUnderWay.decrementAndGet();
+                        }
+                    });
+                } catch (final java.util.concurrent.RejectedExecutionException closed) {
+                    scansUnderWay.decrementAndGet();
+                    throw new IllegalStateException("the recovery duty is closed: " + step + " not run", closed);
+                }
+                scanning = f;
+            }
+        }
+        return await(step, f);
+    }
+
+    private <T> T await(final String step, final java.util.concurrent.Future<T> f) {
         try {
             return f.get(callMs, java.util.concurrent.TimeUnit.MILLISECONDS);
         } catch (final java.util.concurrent.TimeoutException e) {
@@ -681,7 +733,7 @@ public final class RecoveryDuty {
             scanQueued.set(false);
             final Set<Map.Entry<String, String>> entries;
             try {
-                entries = call("a scan of " + OWED, () -> scanOwed.apply(owed()));
+                entries = scanOwed();
             } catch (final RuntimeException e) {
                 rescanLater(e);
                 return;
@@ -934,8 +986,15 @@ public final class RecoveryDuty {
                 // A mark raised while this recovery ran (its change event came here while running held it, and was
                 // dropped) would otherwise wait for the next scan, which a shard change or a member leaving may bring
                 // only much later: look once more now that running no longer holds it.
-                final String now = call("the owed entry of " + incarnation + " after its recovery",
-                    () -> owed().get(incarnation));
+                final String now;
+                try {
+                    now = call("the owed entry of " + incarnation + " after its recovery",
+                        () -> owed().get(incarnation));
+                } catch (final CallTimedOut e) {
+                    // Recorded already: only the look for a mark raised meanwhile is left, to the rescan.
+                    rescanLater(e);
+                    return null;
+                }
                 if (now != null) {
                     considerSafely(incarnation, now);
                 }
@@ -1106,7 +1165,8 @@ public final class RecoveryDuty {
             done.put("ok", false).put("error", String.valueOf(ar.cause()));
             // Still claimed by this CN: it tries again (idempotent), and nobody else takes it while it is live.
             vertx.setTimer(retryMs, t -> blocking(() -> {
-                final String now = owed().get(incarnation);
+                final String now = call("the owed entry of " + incarnation + " for its retry",
+                    () -> owed().get(incarnation));
                 if (now != null) {
                     considerSafely(incarnation, now);
                 }

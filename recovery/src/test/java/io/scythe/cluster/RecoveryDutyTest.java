@@ -667,7 +667,7 @@ class RecoveryDutyTest {
             final RecoveryDuty duty = started(new RecoveryDuty(vertx, hzC, "cnC", 1, List.of("mn0", "mn1"),
                 countingRecoverer(runs), line -> log("cnC", line), why -> {
                     throw new AssertionError("handed over: " + why);
-                }).bounding(300, RecoveryDuty.STEP_WARN_MS, step -> { }).rescanning(50, 200, owedMap -> {
+                }).bounding(1_500, RecoveryDuty.STEP_WARN_MS, step -> { }).rescanning(50, 200, owedMap -> {
                     if (scans.incrementAndGet() == 1) {
                         try {
                             never.await(); // a call that is never answered (only the test's end lets it go)
@@ -680,10 +680,10 @@ class RecoveryDutyTest {
             final long start = System.nanoTime();
             eventually("recovered after its scan that never answered", () -> recovered(duty, "cnA.e1", 1));
             assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start)).as("within the bound and a rescan")
-                .isLessThan(5_000);
+                .isLessThan(8_000);
             eventually("nothing owed", () -> owed(hzC).isEmpty());
             assertThat(runs).containsExactly(Map.entry("cnA.e1", 1));
-            assertThat(dutyLog).contains("WARN recovery duty: a scan of scythe.owed did not finish within 300 ms (a "
+            assertThat(dutyLog).contains("WARN recovery duty: a scan of scythe.owed did not finish within 1500 ms (a "
                 + "Hazelcast call); given up, tried again");
         } finally {
             never.countDown();
@@ -708,7 +708,7 @@ class RecoveryDutyTest {
                 countingRecoverer(runs), line -> log("cnC", line), why -> {
                     throw new AssertionError("handed over: " + why);
                 }).rescanning(50, 200, m -> m.entrySet())
-                .bounding(300, RecoveryDuty.STEP_WARN_MS, step -> {
+                .bounding(1_500, RecoveryDuty.STEP_WARN_MS, step -> {
                     if (step.startsWith("its record (scythe.recovered)") && hung.compareAndSet(false, true)) {
                         try {
                             never.await();
@@ -726,11 +726,11 @@ class RecoveryDutyTest {
             assertThat(RecoveryDuty.wasRecovered(hzC, "cnA.e1")).isTrue();
             assertThat(runs).as("run again once its record was given up").containsExactly(Map.entry("cnA.e1", 2));
             assertThat(dutyLog).contains("WARN recovery duty: its record (scythe.recovered) for cnA.e1 did not finish "
-                + "within 300 ms (a Hazelcast call); given up, tried again",
+                + "within 1500 ms (a Hazelcast call); given up, tried again",
                 "recovering cnA.e1 (claim 1): its record (scythe.recovered)",
                 "recovering cnA.e1 (claim 1): removing its owed entry (scythe.owed)");
             assertThat(dutyLog).anyMatch(line -> line.startsWith("recovery of cnA.e1 not recorded: ")
-                && line.contains("its record (scythe.recovered) for cnA.e1 did not finish within 300 ms"));
+                && line.contains("its record (scythe.recovered) for cnA.e1 did not finish within 1500 ms"));
             assertThat(duty.recoveries()).as("one success recorded").filteredOn(r -> r.getBoolean("ok")).hasSize(1);
         } finally {
             never.countDown();
