@@ -183,6 +183,33 @@ class CnPeersTest {
         assertThat(System.nanoTime() - stopped).isLessThan(TimeUnit.SECONDS.toNanos(5));
     }
 
+    /**
+     * A directory request to a paused peer (its event-bus consumer takes it and never answers; in a cluster, the SSL
+     * handshake towards it hangs) fails at once when the peer leaves, not at its send timeout: ClusterProcessTest's fence
+     * scenario waited for cn0's probe of the paused cn1 past its 10 s bound (issue 23 §1).
+     */
+    @Test
+    void shouldFailADirectoryRequestToAPeerThatLeftAtOnce() throws Exception {
+        start(TimeUnit.SECONDS.toNanos(30)); // the send timeout: far beyond "at once"
+        final AtomicInteger asked = new AtomicInteger();
+        vertx.eventBus().consumer(CnPeers.directoryAddress("cnC"), message -> asked.incrementAndGet()); // paused
+        final Future<RemoteRegion> lookup = a.onLoop(0, () -> a.region("cnC", "lines"));
+        final Future<Integer> ping = a.onLoop(1, () -> a.ping("cnC", CnPeers.PAIRED)); // asks how many loops it has
+        final long asking = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+        while (asked.get() < 2 && System.nanoTime() < asking) {
+            Thread.sleep(1);
+        }
+        assertThat(asked).as("both directory requests reached the paused peer").hasValue(2);
+        final long leaving = System.nanoTime();
+        await(a.peerLeft("cnC", "its member left the cluster"));
+        for (final Future<?> f : List.of(lookup, ping)) {
+            final Throwable left = f.transform(Future::succeededFuture).await(30, TimeUnit.SECONDS).cause();
+            assertThat(left).isInstanceOf(RpcException.class);
+            assertThat(left.getMessage()).contains("cnC left: its member left the cluster");
+        }
+        assertThat(System.nanoTime() - leaving).as("failed at once").isLessThan(TimeUnit.SECONDS.toNanos(5));
+    }
+
     @Test
     void shouldWriteIntoAPeersRegisteredBufferThatThePeerReadsBack() throws Exception {
         start(CnPeers.DEFAULT_CALL_TIMEOUT_NS);

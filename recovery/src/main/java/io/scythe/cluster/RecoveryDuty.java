@@ -82,6 +82,17 @@ import java.util.stream.Collectors;
  * failed, and the duty waited for the next membership event (issue 23, stop 44). conf/cluster.xml bounds those retries,
  * so such a scan now fails within seconds and is run again. Map operations run on worker threads, never on an event
  * loop or a Hazelcast event thread.
+ *
+ * <p><b>Bounded waits</b> (issue 23 §1: CI 193's cn0 logged "has the recovery duty for cn1.e1" and then nothing for
+ * 20 s, across a membership split). Every Hazelcast call of the duty (the scan, the look-ups before a claim, the claim,
+ * the four writes that record a recovery, a release) runs on a thread of the duty's and is waited for at most {@link
+ * #CALL_MS}: one that takes longer is logged ({@code WARN recovery duty: STEP did not finish within ...}) and given up,
+ * and the rescan it brings tries again (a recovery whose record was given up is run again: idempotent, under the same
+ * claim). A recovery attempt logs each step as it starts ({@code recovering NODE.eN (claim C): LOG_LIST of ... on
+ * mn0}, the log READs, the roll-forward, RELEASE_NODE, then each write of its record), warns every {@link
+ * #STEP_WARN_MS} while it waits on one (what, since when, from a thread of its own) and is handed over at {@link
+ * #STALLED_MS}. So a recovery that waits on anything says what within {@link #STEP_WARN_MS}, and one that cannot finish
+ * is retried or handed over within {@link #STALLED_MS} plus a call bound.
  */
 public final class RecoveryDuty {
     /** Incarnations owed recovery: {@code NODE.eEPOCH} to JSON (see {@link #owe}). */
@@ -109,6 +120,16 @@ public final class RecoveryDuty {
      * here could race its own late verbs (only fencing this CN stops those).
      */
     public static final long STALLED_MS = 20_000;
+    /**
+     * How long one Hazelcast call of the duty (a scan, a claim, a record of a recovery, ...) is waited for before it is
+     * given up and tried again (a rescan, or the recovery run again: every step is idempotent). Hazelcast's own bound
+     * is its call timeout (60 s) times its retries: CI 193's fence scenario saw cn0 take the duty for cn1.e1 and then log
+     * nothing for 20 s while its member had lost the master's heartbeats (issue 23 §1). A fresh call asks the partition
+     * table again, so a response lost on a connection torn by a split costs this, not the call timeout.
+     */
+    public static final long CALL_MS = 10_000;
+    /** A recovery attempt still waiting on one step this long is logged (WARN, what it waits for), and again as often. */
+    public static final long STEP_WARN_MS = 5_000;
     /** Recoveries (and failed attempts) kept for {@link #recoveries()}, the latest. */
     static final int MAX_RECOVERIES_KEPT = 1_000;
 
@@ -116,6 +137,19 @@ public final class RecoveryDuty {
     @FunctionalInterface
     public interface Recoverer {
         Attempt recover(String incarnation, long claim, long[] idPrefixes);
+
+        /** The same, telling {@code steps} each step of the recovery as it starts (on any thread). */
+        default Attempt recover(final String incarnation, final long claim, final long[] idPrefixes,
+                                final Consumer<String> steps) {
+            return recover(incarnation, claim, idPrefixes);
+        }
+    }
+
+    /** A Hazelcast call of the duty that did not finish within its bound ({@link #CALL_MS}): given up, tried again. */
+    static final class CallTimedOut extends RuntimeException {
+        CallTimedOut(final String step, final long ms) {
+            super(step + " did not finish within " + ms + " ms", null, false, false);
+        }
     }
 
     /**
@@ -127,12 +161,21 @@ public final class RecoveryDuty {
 
     /** The recoverer that runs {@link CnRecovery} on {@code loop} through {@code runtime}, that loop's runtime. */
     public static Recoverer onLoop(final Context loop, final TxnRuntime runtime) {
-        return (incarnation, claim, idPrefixes) -> {
-            final Promise<JsonObject> done = Promise.promise();
-            final CnRecovery recovery = new CnRecovery(runtime);
-            loop.runOnContext(v -> recovery.recover(incarnation, claim, idPrefixes).map(RecoveryDuty::describe)
-                .onComplete(done));
-            return new Attempt(done.future(), recovery::waitingFor);
+        return new Recoverer() {
+            @Override
+            public Attempt recover(final String incarnation, final long claim, final long[] idPrefixes) {
+                return recover(incarnation, claim, idPrefixes, what -> { });
+            }
+
+            @Override
+            public Attempt recover(final String incarnation, final long claim, final long[] idPrefixes,
+                                   final Consumer<String> steps) {
+                final Promise<JsonObject> done = Promise.promise();
+                final CnRecovery recovery = new CnRecovery(runtime).onStep(steps);
+                loop.runOnContext(v -> recovery.recover(incarnation, claim, idPrefixes).map(RecoveryDuty::describe)
+                    .onComplete(done));
+                return new Attempt(done.future(), recovery::waitingFor);
+            }
         };
     }
 
@@ -145,6 +188,20 @@ public final class RecoveryDuty {
     private final Consumer<String> log;
     private final Consumer<String> handOver;
     private long stalledMs = STALLED_MS;
+    private long callMs = CALL_MS;
+    private long stepWarnMs = STEP_WARN_MS;
+    /** Runs the duty's Hazelcast calls, each waited for at most {@link #callMs} (a call given up runs on here). */
+    private final java.util.concurrent.ExecutorService calls;
+    /** Warns of a recovery attempt that waits long on one step: a thread of its own, so a busy loop cannot hide it. */
+    private final java.util.concurrent.ScheduledExecutorService watch;
+    /** The latest scan of the owed map, under way or done ({@link #scanOwed()}). */
+    private java.util.concurrent.Future<Set<Map.Entry<String, String>>> scanning;
+    /** Scans of the owed map under way (given up ones included). */
+    private final java.util.concurrent.atomic.AtomicInteger scansUnderWay = new java.util.concurrent.atomic.AtomicInteger();
+    /** At most this many scans under way at once ({@link #scanOwed()}). */
+    static final int MAX_PARKED_SCANS = 3;
+    /** Told the step of each Hazelcast call as it runs, on the thread that runs it (tests: a call that hangs). */
+    private volatile Consumer<String> callHook = step -> { };
     private long retryMs = RETRY_MS;
     private long rescanMinMs = RESCAN_MIN_MS;
     private long rescanMaxMs = RESCAN_MAX_MS;
@@ -198,6 +255,17 @@ public final class RecoveryDuty {
         this.recoverer = recoverer;
         this.log = log;
         this.handOver = handOver;
+        this.calls = java.util.concurrent.Executors.newCachedThreadPool(daemons("scythe-duty-call-" + node));
+        this.watch = java.util.concurrent.Executors.newSingleThreadScheduledExecutor(daemons("scythe-duty-watch-" + node));
+    }
+
+    private static java.util.concurrent.ThreadFactory daemons(final String name) {
+        final java.util.concurrent.atomic.AtomicInteger n = new java.util.concurrent.atomic.AtomicInteger();
+        return r -> {
+            final Thread t = new Thread(r, name + "-" + n.incrementAndGet());
+            t.setDaemon(true);
+            return t;
+        };
     }
 
     /**
@@ -213,6 +281,106 @@ public final class RecoveryDuty {
     RecoveryDuty stalledAfterMs(final long ms) {
         this.stalledMs = ms;
         return this;
+    }
+
+    /**
+     * Gives a Hazelcast call up after {@code callMs} instead of {@link #CALL_MS}, warns of an attempt waiting on a step
+     * every {@code stepWarnMs} instead of {@link #STEP_WARN_MS}, and tells {@code hook} the step of each call on the
+     * thread that runs it (tests: one that hangs).
+     */
+    RecoveryDuty bounding(final long callMs, final long stepWarnMs, final Consumer<String> hook) {
+        this.callMs = callMs;
+        this.stepWarnMs = stepWarnMs;
+        this.callHook = hook;
+        return this;
+    }
+
+    /**
+     * Runs {@code call} (Hazelcast calls: {@code step} says what it does) on a thread of the duty's and waits for it
+     * at most {@link #callMs}: then a WARN names the step, and {@link CallTimedOut} tells the caller to try again
+     * later (the call runs on until Hazelcast's own bound, and every step is idempotent). Blocks; on a worker thread.
+     */
+    private <T> T call(final String step, final java.util.concurrent.Callable<T> call) {
+        final java.util.concurrent.Future<T> f;
+        try {
+            f = submit(step, call);
+        } catch (final java.util.concurrent.RejectedExecutionException closed) {
+            // Closed (the node exits): stop()'s release of its claims may still be on its way here; run it as before.
+            try {
+                return call.call();
+            } catch (final RuntimeException e) {
+                throw e;
+            } catch (final Exception e) {
+                throw new IllegalStateException(step + " failed", e);
+            }
+        }
+        return await(step, f);
+    }
+
+    private <T> java.util.concurrent.Future<T> submit(final String step, final java.util.concurrent.Callable<T> call) {
+        return calls.submit(() -> {
+            callHook.accept(step);
+            return call.call();
+        });
+    }
+
+    /**
+     * The scan of the owed map, waited for as {@link #call}. A scan given up runs on (to Hazelcast's own bound); while
+     * {@value #MAX_PARKED_SCANS} such are under way the latest is waited for again rather than a new one started, so
+     * that a long split does not park a thread per rescan (review, stop 55), while a fresh scan still gets its chance
+     * after one that hangs (a fresh call asks the partition table again).
+     */
+    private Set<Map.Entry<String, String>> scanOwed() {
+        final String step = "a scan of " + OWED;
+        java.util.concurrent.Future<Set<Map.Entry<String, String>>> f;
+        synchronized (this) {
+            f = scanning;
+            if (f == null || f.isDone() || scansUnderWay.get() < MAX_PARKED_SCANS) {
+                try {
+                    scansUnderWay.incrementAndGet();
+                    f = submit(step, () -> {
+                        try {
+                            return scanOwed.apply(owed());
+                        } finally {
+                            scansUnderWay.decrementAndGet();
+                        }
+                    });
+                } catch (final java.util.concurrent.RejectedExecutionException closed) {
+                    scansUnderWay.decrementAndGet();
+                    throw new IllegalStateException("the recovery duty is closed: " + step + " not run", closed);
+                }
+                scanning = f;
+            }
+        }
+        return await(step, f);
+    }
+
+    private <T> T await(final String step, final java.util.concurrent.Future<T> f) {
+        try {
+            return f.get(callMs, java.util.concurrent.TimeUnit.MILLISECONDS);
+        } catch (final java.util.concurrent.TimeoutException e) {
+            log.accept("WARN recovery duty: " + step + " did not finish within " + callMs + " ms (a Hazelcast "
+                + "call); given up, tried again");
+            throw new CallTimedOut(step, callMs);
+        } catch (final java.util.concurrent.ExecutionException e) {
+            if (e.getCause() instanceof RuntimeException r) {
+                throw r;
+            }
+            if (e.getCause() instanceof Error r) {
+                throw r;
+            }
+            throw new IllegalStateException(step + " failed", e.getCause());
+        } catch (final InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(step + " interrupted", e);
+        }
+    }
+
+    /** {@link #call}, logging the step first: one of the record of {@code incarnation}'s recovery. */
+    private <T> T recording(final String incarnation, final long claim, final String step,
+                            final java.util.concurrent.Callable<T> body) {
+        log.accept("recovering " + incarnation + " (claim " + claim + "): " + step);
+        return call(step + " for " + incarnation, body);
     }
 
     /** Runs a failed recovery again after {@code ms} instead of {@link #RETRY_MS} (tests). */
@@ -519,7 +687,7 @@ public final class RecoveryDuty {
 
     /** {@link #releaseClaim} of every owed entry this member claims. Blocks (map operations). */
     void releaseEveryClaim() {
-        for (final Map.Entry<String, String> e : owed().entrySet()) {
+        for (final Map.Entry<String, String> e : call("a scan of " + OWED + " for its claims", () -> owed().entrySet())) {
             if (self.toString().equals(new JsonObject(e.getValue()).getString("claimedBy"))) {
                 releaseClaim(e.getKey());
             }
@@ -529,6 +697,8 @@ public final class RecoveryDuty {
     /** Stops and removes its listeners (its claims pass on as its member leaves). Blocks; idempotent. */
     public void close() {
         stopped = true;
+        watch.shutdownNow();
+        calls.shutdown(); // a call under way runs on to Hazelcast's bound; nothing waits for it
         try {
             if (hazelcast.getLifecycleService().isRunning()) {
                 if (owedListener != null) {
@@ -563,7 +733,7 @@ public final class RecoveryDuty {
             scanQueued.set(false);
             final Set<Map.Entry<String, String>> entries;
             try {
-                entries = scanOwed.apply(owed());
+                entries = scanOwed();
             } catch (final RuntimeException e) {
                 rescanLater(e);
                 return;
@@ -612,7 +782,7 @@ public final class RecoveryDuty {
         try {
             consider(incarnation, value);
             return true;
-        } catch (final com.hazelcast.core.HazelcastException e) {
+        } catch (final com.hazelcast.core.HazelcastException | CallTimedOut e) {
             log.accept("owed entry " + incarnation + " not handled: " + e);
             rescanLater(e);
             return false;
@@ -641,26 +811,21 @@ public final class RecoveryDuty {
             || leftForOperator.contains(incarnation)) {
             return; // looked at again once its recovery finished (run) or on its retry (finish); never once handed over
         }
-        if (wasRecovered(hazelcast, incarnation)) {
-            // Owed again from a stale read after its recovery succeeded (see the class comment): nothing to recover,
-            // and a mark left would hold up whatever waits for it (settlement, a restarted CN of a peer protocol).
-            // Its index by prefix first: a recovery that wrote the record and crashed before removing the owed entry
-            // by an older build (the record before the index) may have left it missing.
-            if (indexByPrefix(hazelcast, incarnation)) {
-                log.accept("recovered " + incarnation + ": its entry of " + RECOVERED_BY_PREFIX + " was missing, put");
-            }
-            if (owed().remove(incarnation, value)) {
-                log.accept("owed entry of " + incarnation + " dropped: it was recovered already (owed again as "
-                    + new JsonObject(value).getString("why") + ")");
-            }
+        if (call("whether " + incarnation + " was recovered (" + RECOVERED + ")",
+            () -> wasRecovered(hazelcast, incarnation))) {
+            call("dropping the owed entry of " + incarnation + " (recovered already)", () -> {
+                dropRecovered(incarnation, value);
+                return null;
+            });
             return;
         }
         final JsonObject entry = new JsonObject(value);
         final Set<UUID> live = hazelcast.getCluster().getMembers().stream().map(Member::getUuid)
             .collect(Collectors.toSet());
         final IMap<String, String> nodes = hazelcast.getMap(ScytheNode.NODES);
-        if (!seesEveryMemoryNode(nodes, live) || !entry.getBoolean("leaseExpired", false)
-            && liveCn(nodes.get(entry.getString("cn")), entry.getLong("epoch", -1L), live)) {
+        if (call("whether " + incarnation + " is to be recovered from here (" + ScytheNode.NODES + ")",
+            () -> !seesEveryMemoryNode(nodes, live) || !entry.getBoolean("leaseExpired", false)
+                && liveCn(nodes.get(entry.getString("cn")), entry.getLong("epoch", -1L), live))) {
             // Cut off, or the incarnation is alive here: left owed until it really dies (then recovered). One whose
             // fabric lease expired was fenced by a memory node for it: recovered at once, member or not.
             return;
@@ -674,14 +839,19 @@ public final class RecoveryDuty {
             final Set<UUID> eligible = new java.util.HashSet<>(live);
             entry.getJsonArray("handedOverBy", new io.vertx.core.json.JsonArray())
                 .forEach(m -> eligible.remove(UUID.fromString((String) m)));
-            if (!incarnation(node, epoch).equals(designated(entry.getString("cn"), eligible))) {
+            if (!incarnation(node, epoch).equals(call("the CN designated for " + incarnation + " ("
+                + ScytheNode.SHARDS + ", " + ScytheNode.NODES + ", " + OWED + ")",
+                () -> designated(entry.getString("cn"), eligible)))) {
                 return; // another CN's, or this member handed it over before (never designated for it again)
             }
-            claimed = entry.copy().put("claimedBy", self.toString()).put("claimant", incarnation(node, epoch))
+            final String claim = entry.copy().put("claimedBy", self.toString()).put("claimant", incarnation(node, epoch))
                 .put("claim", entry.getLong("claim", 0L) + 1).encode();
-            if (!owed().replace(incarnation, value, claimed)) {
+            // A claim given up here that lands later comes back as its update event: claimed by this member, run.
+            if (!call("claiming " + incarnation + " (a replace on " + OWED + ")",
+                () -> owed().replace(incarnation, value, claim))) {
                 return; // changed meanwhile: its update event brings it here again
             }
+            claimed = claim;
         }
         if (!running.add(incarnation)) {
             return;
@@ -689,17 +859,38 @@ public final class RecoveryDuty {
         // Still owed under this claim (a recovery that just finished removed it; a scan may have read it before), and
         // not handed over or stopped since the entry check above: finish marks a hand-over before it lets go of
         // running, so looking again after taking running closes the window a slow scan had (review, stop 41).
-        if (stopped || handedOver.contains(incarnation) || leftForOperator.contains(incarnation)
-            || !claimed.equals(owed().get(incarnation))) {
-            running.remove(incarnation);
-            if (stopped && !claimed.equals(value)) {
-                // Claimed just now, after stop()'s release may have scanned the map: let it go too, or it stays held
-                // until this member leaves (review, stop 42).
-                releaseClaim(incarnation);
+        final String mine = claimed;
+        try {
+            if (stopped || handedOver.contains(incarnation) || leftForOperator.contains(incarnation)
+                || !mine.equals(call("the owed entry of " + incarnation + " it claimed", () -> owed().get(incarnation)))) {
+                running.remove(incarnation);
+                if (stopped && !mine.equals(value)) {
+                    // Claimed just now, after stop()'s release may have scanned the map: let it go too, or it stays
+                    // held until this member leaves (review, stop 42).
+                    releaseClaim(incarnation);
+                }
+                return;
             }
-            return;
+        } catch (final RuntimeException e) {
+            running.remove(incarnation); // a call given up: the rescan it brings looks again
+            throw e;
         }
-        run(incarnation, new JsonObject(claimed), claimed);
+        run(incarnation, new JsonObject(mine), mine);
+    }
+
+    /** Drops the owed entry {@code value} of {@code incarnation}, which was recovered. Blocks (map operations). */
+    private void dropRecovered(final String incarnation, final String value) {
+        // Owed again from a stale read after its recovery succeeded (see the class comment): nothing to recover,
+        // and a mark left would hold up whatever waits for it (settlement, a restarted CN of a peer protocol).
+        // Its index by prefix first: a recovery that wrote the record and crashed before removing the owed entry
+        // by an older build (the record before the index) may have left it missing.
+        if (indexByPrefix(hazelcast, incarnation)) {
+            log.accept("recovered " + incarnation + ": its entry of " + RECOVERED_BY_PREFIX + " was missing, put");
+        }
+        if (owed().remove(incarnation, value)) {
+            log.accept("owed entry of " + incarnation + " dropped: it was recovered already (owed again as "
+                + new JsonObject(value).getString("why") + ")");
+        }
     }
 
     /**
@@ -771,14 +962,20 @@ public final class RecoveryDuty {
         final long startNs = System.nanoTime();
         log.accept("has the recovery duty for " + incarnation + " (claim " + claim + "; owed as "
             + owed.getString("why") + ")");
+        final String recovering = "recovering " + incarnation + " (claim " + claim + ")";
+        final java.util.concurrent.atomic.AtomicLong stepNs = new java.util.concurrent.atomic.AtomicLong(startNs);
         Attempt attempt;
         try {
-            attempt = recoverer.recover(incarnation, claim, new long[] {owed.getLong("prefix", 0L)});
+            attempt = recoverer.recover(incarnation, claim, new long[] {owed.getLong("prefix", 0L)}, what -> {
+                stepNs.set(System.nanoTime());
+                log.accept(recovering + ": " + what);
+            });
         } catch (final RuntimeException e) {
             attempt = new Attempt(Future.failedFuture(e), () -> "nothing (it did not start)");
         }
         final Future<JsonObject> recovery = attempt.outcome();
         handOverIfStalled(incarnation, claim, attempt, startNs);
+        warnWhileWaiting(incarnation, recovering, attempt, startNs, stepNs);
         recovery.onComplete(ar -> vertx.executeBlocking(() -> {
             try {
                 finish(incarnation, owed, claimedValue, ar, startNs);
@@ -789,7 +986,15 @@ public final class RecoveryDuty {
                 // A mark raised while this recovery ran (its change event came here while running held it, and was
                 // dropped) would otherwise wait for the next scan, which a shard change or a member leaving may bring
                 // only much later: look once more now that running no longer holds it.
-                final String now = owed().get(incarnation);
+                final String now;
+                try {
+                    now = call("the owed entry of " + incarnation + " after its recovery",
+                        () -> owed().get(incarnation));
+                } catch (final CallTimedOut e) {
+                    // Recorded already: only the look for a mark raised meanwhile is left, to the rescan.
+                    rescanLater(e);
+                    return null;
+                }
                 if (now != null) {
                     considerSafely(incarnation, now);
                 }
@@ -801,6 +1006,29 @@ public final class RecoveryDuty {
             // Still owed and claimed by this CN: nothing else brings it back here before the next event.
             rescanLater(e);
         }));
+    }
+
+    /**
+     * Logs (WARN) every {@link #stepWarnMs} while {@code attempt} has not finished, what it waits for and since when:
+     * on the duty's own thread, so that a loop held by something else cannot hide a stalled recovery.
+     */
+    private void warnWhileWaiting(final String incarnation, final String recovering, final Attempt attempt,
+                                  final long startNs, final java.util.concurrent.atomic.AtomicLong stepNs) {
+        final java.util.concurrent.ScheduledFuture<?> warning;
+        try {
+            warning = watch.scheduleWithFixedDelay(() -> {
+                // Handed over: said once by the hand-over (the attempt may never end; nothing waits for it here).
+                if (!attempt.outcome().isComplete() && !handedOver.contains(incarnation)) {
+                    final long now = System.nanoTime();
+                    log.accept("WARN " + recovering + ": waiting for " + attempt.waitingFor().get() + " for "
+                        + (now - stepNs.get()) / 1_000_000 + " ms (" + (now - startNs) / 1_000_000
+                        + " ms since it started; handed over at " + stalledMs + " ms)");
+                }
+            }, stepWarnMs, stepWarnMs, java.util.concurrent.TimeUnit.MILLISECONDS);
+        } catch (final java.util.concurrent.RejectedExecutionException closed) {
+            return;
+        }
+        attempt.outcome().onComplete(ar -> warning.cancel(false));
     }
 
     /**
@@ -855,7 +1083,7 @@ public final class RecoveryDuty {
     void releaseClaim(final String incarnation) {
         final IMap<String, String> owedMap = owed();
         for (int tries = 0; tries < 10; tries++) {
-            final String value = owedMap.get(incarnation);
+            final String value = call("the owed entry of " + incarnation + " to release", () -> owedMap.get(incarnation));
             if (value == null) {
                 return; // recovered meanwhile
             }
@@ -871,7 +1099,8 @@ public final class RecoveryDuty {
             final JsonObject released = entry.copy().put("handedOverBy", by);
             released.remove("claimedBy");
             released.remove("claimant");
-            if (owedMap.replace(incarnation, value, released.encode())) {
+            if (call("releasing its claim on " + incarnation + " (a replace on " + OWED + ")",
+                () -> owedMap.replace(incarnation, value, released.encode()))) {
                 log.accept("released its claim " + entry.getLong("claim") + " on " + incarnation
                     + " for the next compute node");
                 return;
@@ -888,18 +1117,30 @@ public final class RecoveryDuty {
         if (ar.succeeded()) {
             done.mergeIn(ar.result() == null ? new JsonObject() : ar.result()).put("ok", true)
                 .put("owedMs", System.currentTimeMillis() - owed.getLong("owedAtMs", System.currentTimeMillis()));
-            markRecovered(owed);
+            // Each call bounded (CALL_MS): one given up fails this finish, "not recorded", and the rescan that brings
+            // runs the recovery again (idempotent) and records it then; a call that lands late writes what a retry
+            // writes. Logged one by one: CI 193's stall (issue 23 §1) could have been any of them.
+            final long claim = owed.getLong("claim");
+            recording(incarnation, claim, "marking " + owed.getString("cn") + "'s registry entry recovered ("
+                + ScytheNode.NODES + ")", () -> {
+                    markRecovered(owed);
+                    return null;
+                });
             // The index first (read only with the record, recoveredWithPrefix), then the record: a crash between them
             // leaves an index entry the record does not confirm yet, never a record without its index (the owed entry
             // stays, so the next claimant finds the record and repairs the index: consider).
             if (owed.getLong("prefix") != null) {
-                hazelcast.<Long, String>getMap(RECOVERED_BY_PREFIX).put(owed.getLong("prefix"), incarnation);
+                recording(incarnation, claim, "its index by prefix (" + RECOVERED_BY_PREFIX + ")",
+                    () -> hazelcast.<Long, String>getMap(RECOVERED_BY_PREFIX).put(owed.getLong("prefix"), incarnation));
             }
             // Recorded for good before the owed entry goes: an owe that finds no entry then finds this (see owe).
-            hazelcast.<String, String>getMap(RECOVERED).put(incarnation, new JsonObject()
-                .put("claimant", incarnation(node, epoch)).put("claim", owed.getLong("claim"))
-                .put("prefix", owed.getLong("prefix", 0L)).put("atMs", System.currentTimeMillis()).encode());
-            if (!owed().remove(incarnation, claimedValue)) {
+            final String record = new JsonObject()
+                .put("claimant", incarnation(node, epoch)).put("claim", claim)
+                .put("prefix", owed.getLong("prefix", 0L)).put("atMs", System.currentTimeMillis()).encode();
+            recording(incarnation, claim, "its record (" + RECOVERED + ")",
+                () -> hazelcast.<String, String>getMap(RECOVERED).put(incarnation, record));
+            if (!recording(incarnation, claim, "removing its owed entry (" + OWED + ")",
+                () -> owed().remove(incarnation, claimedValue))) {
                 log.accept("owed entry of " + incarnation + " changed during its recovery; left in place");
             }
         } else if (io.scythe.txn.recovery.CnRecovery.writesInDoubt(ar.cause())) {
@@ -924,7 +1165,8 @@ public final class RecoveryDuty {
             done.put("ok", false).put("error", String.valueOf(ar.cause()));
             // Still claimed by this CN: it tries again (idempotent), and nobody else takes it while it is live.
             vertx.setTimer(retryMs, t -> blocking(() -> {
-                final String now = owed().get(incarnation);
+                final String now = call("the owed entry of " + incarnation + " for its retry",
+                    () -> owed().get(incarnation));
                 if (now != null) {
                     considerSafely(incarnation, now);
                 }

@@ -251,12 +251,23 @@ class ClusterProcessTest {
             final var shards = ClusterSetup.hazelcast(client.vertx()).<String, String>getMap(ScytheNode.SHARDS);
             // The shard map learns of its member's removal (Hazelcast's heartbeat bound, 8 s in tests: the fences
             // above came with it, as this test has no fabric lease) later still: CI 182 at load 30 missed a 10 s bound.
-            eventually("cn1's logs go to cn0", 30_000, () -> shards.get("cn1") != null
-                && !new JsonObject(shards.get("cn1")).getBoolean("live")
-                && "cn0".equals(new JsonObject(shards.get("cn1")).getString("owner")));
+            // A read that fails is tried again: the test's own (lite) member may be split off for a moment too (a run
+            // at load 33 failed here at once with NoDataMemberInClusterException, "all nodes are lite members").
+            eventually("cn1's logs go to cn0", 30_000, () -> {
+                try {
+                    final String shard = shards.get("cn1");
+                    return shard != null && !new JsonObject(shard).getBoolean("live")
+                        && "cn0".equals(new JsonObject(shard).getString("owner"));
+                } catch (final com.hazelcast.core.HazelcastException splitOff) {
+                    return false;
+                }
+            });
             // cn0 owns cn1's logs: it recovers cn1.e1 (fences it on the memory node, rolls its log forward,
             // releases its tickets) while cn1 is still paused.
-            eventually("cn0 recovered cn1.e1", 20_000, () -> {
+            // Within the duty's bounds (RecoveryDuty): an attempt is warned of every 5 s and handed over at 20 s, and a
+            // Hazelcast call of its record that hangs (CI 193: cn0 logged its claim, then nothing for 20 s across a
+            // membership split) is given up at 10 s and the recovery run again after a rescan (1 s): 40 s covers one.
+            eventually("cn0 recovered cn1.e1", 40_000, () -> {
                 try {
                     return new JsonObject(get("cn0", "/health").body()).getJsonArray("recoveries").stream()
                         .map(JsonObject.class::cast).anyMatch(r -> "cn1.e1".equals(r.getString("cn"))

@@ -244,7 +244,22 @@ class RecoveryDutyTest {
         final HazelcastInstance hzB = member("cnB");
         register(hzC, "cnC", 1, 3, hzC.getCluster().getLocalMember().getUuid());
         register(hzB, "cnB", 1, 2, hzB.getCluster().getLocalMember().getUuid());
-        final RecoveryDuty dutyC = duty(hzC, "cnC", cnC);
+        // cnC's first write of its record hangs (review stop 55, D1b): given up, the real recovery runs again under the
+        // same claim after its RELEASE_NODE, and must change nothing more (asserted below: once rolled forward, unlocked).
+        final java.util.concurrent.CountDownLatch never = new java.util.concurrent.CountDownLatch(1);
+        final java.util.concurrent.atomic.AtomicBoolean hung = new java.util.concurrent.atomic.AtomicBoolean();
+        final RecoveryDuty dutyC = started(new RecoveryDuty(vertx, hzC, "cnC", 1, List.of("mn0", "mn1"),
+            RecoveryDuty.onLoop(loop(), cnC.on(loop()).runtime()), line -> log("cnC", line), why -> {
+                throw new AssertionError("cnC handed a recovery over: " + why);
+            }).rescanning(50, 200, m -> m.entrySet()).bounding(1_500, RecoveryDuty.STEP_WARN_MS, step -> {
+                if (step.equals("its record (scythe.recovered) for cnA.e1") && hung.compareAndSet(false, true)) {
+                    try {
+                        never.await(30, TimeUnit.SECONDS);
+                    } catch (final InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                    }
+                }
+            }));
         // cnB owns cnA's shard; it gets as far as making itself the recoverer on mn0, then fails on mn1 (over and
         // over, holding its claim) until its member dies.
         scythe.memoryNodes().get(1).nic().fence("cnB.e1");
@@ -266,10 +281,24 @@ class RecoveryDutyTest {
         assertThat(new JsonObject(hzC.<String, String>getMap(ScytheNode.NODES).get("cnA")).getBoolean("recovered"))
             .isTrue();
         assertThat(balanceOf(7)).as("rolled forward once").isEqualTo(INITIAL - 25);
+        // Each step of the recovery was logged as it started (issue 23 §1: a stalled one says where it stopped).
+        assertThat(dutyLog).containsSubsequence("has the recovery duty for cnA.e1 (claim 2; owed as its member is not in the cluster)",
+            "recovering cnA.e1 (claim 2): LOG_LIST of cnA.e1 on mn0", "recovering cnA.e1 (claim 2): LOG_LIST of cnA.e1 on [mn1]",
+            "recovering cnA.e1 (claim 2): READs of 1 log regions of cnA.e1",
+            "recovering cnA.e1 (claim 2): the roll-forward of 1 records of cnA.e1",
+            "recovering cnA.e1 (claim 2): RELEASE_NODE of cnA.e1 on [mn0, mn1]",
+            "recovering cnA.e1 (claim 2): its record (scythe.recovered)");
         assertThat(balanceOf(8)).isEqualTo(INITIAL + 25);
         for (final long account : new long[] {3, 7, 8}) {
             assertThat(outstandingTickets(account)).as("account %d unlocked", account).isZero();
         }
+        assertThat(hung).as("its record's write hung once").isTrue();
+        assertThat(dutyLog).contains("WARN recovery duty: its record (scythe.recovered) for cnA.e1 did not finish "
+            + "within 1500 ms (a Hazelcast call); given up, tried again");
+        assertThat(dutyLog).as("run again under the same claim").filteredOn(line -> line.startsWith(
+            "has the recovery duty for cnA.e1 (claim 2")).hasSize(2);
+        assertThat(dutyC.recoveries()).as("one success").filteredOn(r -> r.getBoolean("ok")).hasSize(1);
+        never.countDown();
     }
 
     @Test
@@ -282,12 +311,15 @@ class RecoveryDutyTest {
         final RecoveryDuty dutyC = started(new RecoveryDuty(vertx, hzC, "cnC", 1, List.of("mn0", "mn1"),
             (dead, claim, prefixes) -> new RecoveryDuty.Attempt(Promise.<JsonObject>promise().future(),
                 () -> "LOG_LIST of " + dead + " on mn0"), line -> log("cnC", line), handedOver::add)
-            .stalledAfterMs(500));
+            .stalledAfterMs(1_000).bounding(RecoveryDuty.CALL_MS, 200, step -> { }));
         register(hzC, "cnA", 1, 1, deadMember());
         RecoveryDuty.owe(hzC, "cnA", new JsonObject(hzC.<String, String>getMap(ScytheNode.NODES).get("cnA")), "died");
         eventually("the stuck recovery handed over", () -> !handedOver.isEmpty());
-        assertThat(handedOver.get(0)).contains("recovery of cnA.e1 (claim 1) did not finish within 500 ms")
+        assertThat(handedOver.get(0)).contains("recovery of cnA.e1 (claim 1) did not finish within 1000 ms")
             .contains("waiting for LOG_LIST of cnA.e1 on mn0");
+        // Said before, while it waited (issue 23 §1: CI 193's stalled duty logged nothing after its claim).
+        assertThat(dutyLog).anyMatch(line -> line.startsWith("WARN recovering cnA.e1 (claim 1): waiting for LOG_LIST "
+            + "of cnA.e1 on mn0 for ") && line.endsWith("handed over at 1000 ms)"));
         assertThat(dutyC.recoveries()).singleElement().satisfies(r -> {
             assertThat(r.getBoolean("ok")).isFalse();
             assertThat(r.getString("error")).isEqualTo(handedOver.get(0));
@@ -633,5 +665,97 @@ class RecoveryDutyTest {
             .containsExactly("recovery duty: com.hazelcast.spi.exception.TargetNotMemberException: partition 7's owner "
                 + "left (test); scans scythe.owed again in 50 ms", "recovery duty: com.hazelcast.spi.exception"
                 + ".TargetNotMemberException: partition 7's owner left (test); scans scythe.owed again in 100 ms");
+    }
+
+    /**
+     * Issue 23 §1 (CI 193): a Hazelcast call of the duty that never answers (a scan of the owed map stuck on a partition
+     * whose owner split off) is given up within the call bound, logged by name, and tried again, so the owed recovery
+     * gets done without any new event. Before, the duty's worker waited in the call with nothing logged, and nothing
+     * else looked at the entry (it was owed before the duty started: no entry event).
+     */
+    @Test
+    void shouldGiveUpAScanThatNeverAnswersSayWhichAndRecoverAllTheSame() throws Exception {
+        vertx = Vertx.vertx(new VertxOptions().setEventLoopPoolSize(1));
+        final HazelcastInstance hzC = member("cnC");
+        register(hzC, "cnC", 1, 3, hzC.getCluster().getLocalMember().getUuid());
+        register(hzC, "cnA", 1, 1, deadMember());
+        RecoveryDuty.owe(hzC, "cnA", new JsonObject(hzC.<String, String>getMap(ScytheNode.NODES).get("cnA")),
+            "its member left the cluster");
+        Thread.sleep(300); // the shard map settled: no event after the duty starts
+        final Map<String, Integer> runs = new java.util.concurrent.ConcurrentHashMap<>();
+        final java.util.concurrent.atomic.AtomicInteger scans = new java.util.concurrent.atomic.AtomicInteger();
+        final java.util.concurrent.CountDownLatch never = new java.util.concurrent.CountDownLatch(1);
+        try {
+            final RecoveryDuty duty = started(new RecoveryDuty(vertx, hzC, "cnC", 1, List.of("mn0", "mn1"),
+                countingRecoverer(runs), line -> log("cnC", line), why -> {
+                    throw new AssertionError("handed over: " + why);
+                }).bounding(1_500, RecoveryDuty.STEP_WARN_MS, step -> { }).rescanning(50, 200, owedMap -> {
+                    if (scans.incrementAndGet() == 1) {
+                        try {
+                            never.await(); // a call that is never answered (only the test's end lets it go)
+                        } catch (final InterruptedException e) {
+                            Thread.currentThread().interrupt();
+                        }
+                    }
+                    return owedMap.entrySet();
+                }));
+            final long start = System.nanoTime();
+            eventually("recovered after its scan that never answered", () -> recovered(duty, "cnA.e1", 1));
+            assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start)).as("within the bound and a rescan")
+                .isLessThan(8_000);
+            eventually("nothing owed", () -> owed(hzC).isEmpty());
+            assertThat(runs).containsExactly(Map.entry("cnA.e1", 1));
+            assertThat(dutyLog).contains("WARN recovery duty: a scan of scythe.owed did not finish within 1500 ms (a "
+                + "Hazelcast call); given up, tried again");
+        } finally {
+            never.countDown();
+        }
+    }
+
+    /**
+     * The write that records a successful recovery never answers (its partition's owner split off): the write is given
+     * up within the call bound and named in the log, the recovery is run again (idempotent, same claim) and recorded,
+     * and each step of the record was logged as it started.
+     */
+    @Test
+    void shouldGiveUpARecordWriteThatNeverAnswersAndRecordTheRecoveryOnItsRetry() throws Exception {
+        vertx = Vertx.vertx(new VertxOptions().setEventLoopPoolSize(1));
+        final HazelcastInstance hzC = member("cnC");
+        register(hzC, "cnC", 1, 3, hzC.getCluster().getLocalMember().getUuid());
+        final Map<String, Integer> runs = new java.util.concurrent.ConcurrentHashMap<>();
+        final java.util.concurrent.CountDownLatch never = new java.util.concurrent.CountDownLatch(1);
+        final java.util.concurrent.atomic.AtomicBoolean hung = new java.util.concurrent.atomic.AtomicBoolean();
+        try {
+            final RecoveryDuty duty = started(new RecoveryDuty(vertx, hzC, "cnC", 1, List.of("mn0", "mn1"),
+                countingRecoverer(runs), line -> log("cnC", line), why -> {
+                    throw new AssertionError("handed over: " + why);
+                }).rescanning(50, 200, m -> m.entrySet())
+                .bounding(1_500, RecoveryDuty.STEP_WARN_MS, step -> {
+                    if (step.startsWith("its record (scythe.recovered)") && hung.compareAndSet(false, true)) {
+                        try {
+                            never.await();
+                        } catch (final InterruptedException e) {
+                            Thread.currentThread().interrupt();
+                        }
+                    }
+                }));
+            register(hzC, "cnA", 1, 1, deadMember());
+            RecoveryDuty.owe(hzC, "cnA", new JsonObject(hzC.<String, String>getMap(ScytheNode.NODES).get("cnA")),
+                "its member left the cluster");
+            eventually("recovered after its record write that never answered", () -> recovered(duty, "cnA.e1", 1));
+            eventually("nothing owed", () -> owed(hzC).isEmpty());
+            assertThat(hung).isTrue();
+            assertThat(RecoveryDuty.wasRecovered(hzC, "cnA.e1")).isTrue();
+            assertThat(runs).as("run again once its record was given up").containsExactly(Map.entry("cnA.e1", 2));
+            assertThat(dutyLog).contains("WARN recovery duty: its record (scythe.recovered) for cnA.e1 did not finish "
+                + "within 1500 ms (a Hazelcast call); given up, tried again",
+                "recovering cnA.e1 (claim 1): its record (scythe.recovered)",
+                "recovering cnA.e1 (claim 1): removing its owed entry (scythe.owed)");
+            assertThat(dutyLog).anyMatch(line -> line.startsWith("recovery of cnA.e1 not recorded: ")
+                && line.contains("its record (scythe.recovered) for cnA.e1 did not finish within 1500 ms"));
+            assertThat(duty.recoveries()).as("one success recorded").filteredOn(r -> r.getBoolean("ok")).hasSize(1);
+        } finally {
+            never.countDown();
+        }
     }
 }

@@ -89,6 +89,8 @@ public final class CnRecovery {
     private final TxnRuntime runtime;
     /** The step under way, for whoever finds a recovery stuck; written on the loop, read from anywhere. */
     private volatile String waitingFor = "its start on the recovery loop";
+    /** Told each step as it starts ({@link #onStep}). */
+    private java.util.function.Consumer<String> onStep = what -> { };
 
     /** Told what the roll-forward finds (a checker's view), or null. */
     private Observer observer;
@@ -115,6 +117,22 @@ public final class CnRecovery {
          * lock, or found it finished ({@code installedVersion} -1: its write-back had landed).
          */
         void entry(long txnId, int index, long installedVersion);
+    }
+
+    /**
+     * Told each step of this recovery as it starts (LOG_LIST, the log READs, the roll-forward, RELEASE_NODE, with the
+     * memory nodes it waits on), on the recovery's loop: the recovery duty logs them, so that a recovery that stalls
+     * says where. Before {@link #recover}; does not block.
+     */
+    public CnRecovery onStep(final java.util.function.Consumer<String> listener) {
+        this.onStep = listener;
+        return this;
+    }
+
+    /** Step {@code what} starts: what this recovery waits for from now, told to {@link #onStep}'s listener. */
+    private void step(final String what) {
+        waitingFor = what;
+        onStep.accept(what);
     }
 
     /** Tells {@code observer} what this recovery finds (null: nobody). Before {@link #recover}. */
@@ -229,12 +247,12 @@ public final class CnRecovery {
         final List<Future<List<Region>>> listed = new ArrayList<>();
         // The first memory node first: two recoverers racing meet there, and the refused one stops before it made
         // itself the recoverer on any other node (where each would refuse the other).
-        waitingFor = "LOG_LIST of " + deadNode + " on " + nodes.get(0);
+        step("LOG_LIST of " + deadNode + " on " + nodes.get(0));
         final Future<List<Region>> first = list(nodes.get(0), deadNode, claim);
         listed.add(first);
         final List<String> others = nodes.subList(1, nodes.size());
         if (!others.isEmpty()) {
-            first.onSuccess(v -> waitingFor = "LOG_LIST of " + deadNode + " on " + others);
+            first.onSuccess(v -> step("LOG_LIST of " + deadNode + " on " + others));
         }
         for (final String node : others) {
             listed.add(first.compose(v -> list(node, deadNode, claim)));
@@ -254,7 +272,7 @@ public final class CnRecovery {
             final Set<RecordId> seen = new java.util.HashSet<>();
             final Map<Long, Long> lowWater = new HashMap<>();
             final Map<String, Future<Void>> byNode = new LinkedHashMap<>();
-            waitingFor = "READs of " + regions.size() + " log regions of " + deadNode;
+            step("READs of " + regions.size() + " log regions of " + deadNode);
             for (final Region r : regions) {
                 byNode.put(r.node, byNode.getOrDefault(r.node, Future.succeededFuture()).compose(v -> scan(r))
                     .map(image -> {
@@ -264,7 +282,7 @@ public final class CnRecovery {
             }
             return Future.all(new ArrayList<>(byNode.values())).compose(v -> {
                 tally.scannedNs = runtime.timers().nowNs() - start;
-                waitingFor = "the roll-forward of " + records.size() + " records of " + deadNode;
+                step("the roll-forward of " + records.size() + " records of " + deadNode);
                 return rollForward(records, lowWater, tally).recover(e -> Future.failedFuture(inDoubt == null ? e
                     : new WritesInDoubtException(deadNode, inDoubt)));
             }).map(regions);
@@ -278,7 +296,7 @@ public final class CnRecovery {
                 owners.add(r.idBase & RecoveryRpc.NODE_ID_MASK);
             }
             final List<Future<Void>> releases = new ArrayList<>();
-            waitingFor = "RELEASE_NODE of " + deadNode + " on " + nodes;
+            step("RELEASE_NODE of " + deadNode + " on " + nodes);
             for (final String node : nodes) {
                 releases.add(release(node, deadNode, claim, owners, tally));
             }
