@@ -214,6 +214,12 @@ public final class Catalog {
             } else {
                 blocking.addAll(blocked);
             }
+            // A node coming back (a replacement rejoining) is no longer removed before the tables serve it: a loop
+            // that finds it in the tables never reads it as removed (review of rcc18, R2). New removals wait for the
+            // end (below).
+            final java.util.Set<String> stillRemoved = new java.util.TreeSet<>(removed);
+            stillRemoved.retainAll(gone);
+            removed = java.util.Set.copyOf(stillRemoved);
             // Blocked before the new partitions serve: no lookup finds a promoted copy unblocked.
             blocked = java.util.Set.copyOf(blocking);
             tables.putAll(moved);
