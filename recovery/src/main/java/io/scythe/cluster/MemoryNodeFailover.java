@@ -371,24 +371,83 @@ final class MemoryNodeFailover {
     }
 
     /**
-     * The registered compute nodes whose member is not live (dead, paused past failure detection, or not yet back),
-     * named, or null when every one is up: the settling of a promoted RCC MVCC/SUNDIAL copy waits for them
+     * Each compute node's published bound on its clock ({@code txn.spi.ClockBound}, issue 18 R1): compute node name to
+     * the largest bound it published, in its clock's units. Kept when the node dies (what the settling floors above
+     * for it); a node's publications only raise it ({@link #publishClockBound}).
+     */
+    static final String CLOCK_BOUNDS = "scythe.cnclockbounds";
+
+    /**
+     * Publishes compute node {@code cn}'s bound {@code bound} (its commits carry no timestamp above it until it
+     * publishes a larger one); a bound below the one the map holds (an earlier incarnation's, on another host's clock,
+     * or a paused old incarnation's publication landing after its successor's) leaves it as it is: the entry only
+     * rises, by compare-and-set (review of rcc18, W1: two incarnations of one name may both publish). Blocking; once
+     * it returns the bound is durable.
+     *
+     * @return the bound the map holds for {@code cn} now
+     */
+    long publishClockBound(final String cn, final long bound) {
+        final com.hazelcast.map.IMap<String, Long> bounds = hazelcast.getMap(CLOCK_BOUNDS);
+        while (true) {
+            final Long before = bounds.get(cn);
+            if (before != null && before >= bound) {
+                return before;
+            }
+            if (before == null ? bounds.putIfAbsent(cn, bound) == null : bounds.replace(cn, before, bound)) {
+                return bound;
+            }
+        }
+    }
+
+    /**
+     * What the settling of a promoted RCC MVCC copy floors above for the compute nodes whose member is not live (dead,
+     * paused past failure detection, or not yet back), which left no drained clock: the largest bound any compute
+     * node published ({@link #CLOCK_BOUNDS}) but the live registered ones (their drained clocks are exact), so also a
+     * node that died and was deregistered since (review of rcc18, W2: its reads may have raised rts on the primary
+     * that died now); and the registered ones down that published none, which the settling still waits for
      * ({@code ScytheNode#settleCopiesWhenSettled}). Blocking.
      */
-    String computeNodesDown() {
+    DownClocks downClocks() {
         final Set<java.util.UUID> live = new java.util.HashSet<>();
         hazelcast.getCluster().getMembers().forEach(m -> live.add(m.getUuid()));
+        final java.util.Map<String, Long> bounds = hazelcast.<String, Long>getMap(CLOCK_BOUNDS);
+        final Set<String> unbounded = new TreeSet<>();
         final Set<String> down = new TreeSet<>();
+        final Set<String> up = new java.util.HashSet<>();
         for (final java.util.Map.Entry<String, String> e : hazelcast.<String, String>getMap(ScytheNode.NODES)
             .entrySet()) {
             final JsonObject entry = new JsonObject(e.getValue());
             final String member = entry.getString("member");
-            if (NodeRole.CN.label().equals(entry.getString("role"))
-                && (member == null || !live.contains(java.util.UUID.fromString(member)))) {
+            if (!NodeRole.CN.label().equals(entry.getString("role"))) {
+                continue;
+            }
+            if (member != null && live.contains(java.util.UUID.fromString(member))) {
+                up.add(e.getKey());
+            } else {
                 down.add(e.getKey());
+                if (!bounds.containsKey(e.getKey())) {
+                    unbounded.add(e.getKey());
+                }
             }
         }
-        return down.isEmpty() ? null : String.join(", ", down);
+        long bound = 0;
+        for (final java.util.Map.Entry<String, Long> e : bounds.entrySet()) {
+            if (!up.contains(e.getKey())) {
+                bound = Math.max(bound, e.getValue());
+            }
+        }
+        return new DownClocks(bound, down, unbounded);
+    }
+
+    /**
+     * The compute nodes down ({@link #downClocks}), the largest clock bound they published, and those of them that
+     * published none.
+     */
+    record DownClocks(long bound, Set<String> down, Set<String> unbounded) {
+        /** Those that published no bound, named, or null when none: what the settling still waits for. */
+        String waitsFor() {
+            return unbounded.isEmpty() ? null : String.join(", ", unbounded);
+        }
     }
 
     /**

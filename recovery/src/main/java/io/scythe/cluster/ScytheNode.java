@@ -200,6 +200,12 @@ public final class ScytheNode implements AutoCloseable {
     private volatile boolean rejoinedFully;
     /** How often a CN checks whether a memory-node failover's commits in flight are settled ({@link #settle}). */
     private static final long SETTLE_POLL_MS = 20;
+    /**
+     * How often a CN publishes its clock bound ({@link #publishClockBounds}): a twentieth of {@code RccClock}'s lead
+     * (5 s: a Hazelcast stall of seconds aborts no commit; review of rcc18, W3), so a loop's clock meets the published
+     * bound only when it jumped (a larger remote timestamp seen).
+     */
+    private static final long CLOCK_BOUND_PUBLISH_MS = 250;
     /** A CN's catalog, which each new memory-node configuration reconfigures. */
     private Catalog catalog;
     private LogDb memoryDb;
@@ -504,6 +510,38 @@ public final class ScytheNode implements AutoCloseable {
     }
 
     /**
+     * Publishes {@code bound}'s next value every {@value #CLOCK_BOUND_PUBLISH_MS} ms on a worker (one at a time), and
+     * tells the loops only once it is durable ({@link MemoryNodeFailover#publishClockBound}); stops when this node
+     * lost its lease. A publication that fails is said (at most every 5 s) and tried again: meanwhile the loops commit
+     * nothing above the last bound published (those commits abort and are retried).
+     */
+    private void publishClockBounds(final io.scythe.txn.spi.ClockBound bound) {
+        final boolean[] publishing = {false};
+        final long[] lastSaidNs = {System.nanoTime() - TimeUnit.SECONDS.toNanos(5)};
+        vertx.setPeriodic(CLOCK_BOUND_PUBLISH_MS, t -> {
+            if (leaseLost) {
+                vertx.cancelTimer(t);
+                return;
+            }
+            if (publishing[0]) {
+                return;
+            }
+            publishing[0] = true;
+            final long next = bound.nextBound();
+            vertx.executeBlocking(() -> failover.publishClockBound(config.node(), next), false).onComplete(ar -> {
+                publishing[0] = false;
+                if (ar.succeeded()) {
+                    bound.published(ar.result());
+                } else if (System.nanoTime() - lastSaidNs[0] > TimeUnit.SECONDS.toNanos(5)) {
+                    lastSaidNs[0] = System.nanoTime();
+                    log("clock bound " + next + " not published (commits above " + bound.published()
+                        + " wait): " + ar.cause());
+                }
+            });
+        });
+    }
+
+    /**
      * Runs {@code step} every {@value #SETTLE_POLL_MS} ms (one at a time) until it gives null (nothing waited for),
      * then {@code done}; says every 5 s what {@code what} still waits for (the step's answer, or its failure); never
      * gives up, stops when this node lost its lease.
@@ -547,8 +585,10 @@ public final class ScytheNode implements AutoCloseable {
      * <p>A CN that does not answer is not waited for by its clock: the settlement waits for it to be fenced and
      * recovered instead (its member left; every memory node fences it, so nothing it sends lands any more, and
      * recovery decides its commits). Its undecided attempts never commit, so their reads on the dead primary order
-     * nothing. What is left is a decided read-write commit of the dead CN that read the dead primary at a timestamp
-     * above every live CN's clock: the floor does not cover it (TODO in txn.rcc's package doc). Polls every
+     * nothing. What is left is a commit of the dead CN that read the dead primary at a timestamp above every live CN's
+     * clock: the floor is also above the clock bound each CN that is down published ({@link
+     * MemoryNodeFailover#downClocks}: it committed nothing above it), and one down that published none (SUNDIAL) is
+     * waited for until it is back (TODO in txn.rcc's package doc). Polls every
      * {@value #SETTLE_POLL_MS} ms like {@link #promoteWhenDrained}, never gives up; a failed step is tried again.
      */
     private void settleCopiesWhenSettled(final io.scythe.txn.MemoryNodeConfiguration c, final Set<Integer> partitions,
@@ -569,6 +609,7 @@ public final class ScytheNode implements AutoCloseable {
         final long clockSince = firstTerm;
         final long startNs = System.nanoTime();
         final long[] floored = {-1};
+        final String[] downFloored = {""};
         pollUntilNothingWaits("settling of promoted copies " + tables + " (configuration epoch " + c.epoch() + ")",
             // The settlement's wait ("waits for ..."), or once it waits for nothing the clock to floor above.
             () -> vertx.<Object>executeBlocking(() -> {
@@ -576,14 +617,21 @@ public final class ScytheNode implements AutoCloseable {
                 if (waits != null) {
                     return (Object) waits;
                 }
-                // A registered compute node that is down left no clock: a read it made on the dead primary at a
-                // timestamp above every live clock would go unfloored (a read-only commit logs nothing recovery could
-                // add), so the copies wait, unavailable and said so every 5 s, until it is back (its next incarnation
-                // runs on the host's monotonic clock, at or above the old one's). Review of issue 18, R1; TODO in
-                // txn.rcc's package doc: a clock bound every compute node publishes ahead of its use.
-                final String down = failover.computeNodesDown();
-                return down != null ? (Object) ("compute nodes " + down + " to come back (a compute node down left no "
-                    + "clock to floor above: issue 18 TODO)") : (Object) failover.clockBound(clockSince);
+                // A registered compute node that is down left no drained clock: a read it made on the dead primary at
+                // a timestamp above every live clock would go unfloored (a read-only commit logs nothing recovery
+                // could add; review of issue 18, R1). So the floor is also above the last clock bound each such node
+                // published (MemoryNodeFailover#CLOCK_BOUNDS: it committed no timestamp above it, MvccTxn#commit);
+                // one that published none (a protocol without a bounded clock: SUNDIAL's logical timestamps) holds
+                // the copies, unavailable and said so every 5 s, until it is back (its next incarnation runs on the
+                // host's monotonic clock, at or above the old one's: sound on one host only).
+                final MemoryNodeFailover.DownClocks down = failover.downClocks();
+                if (down.waitsFor() != null) {
+                    return (Object) ("compute nodes " + down.waitsFor() + " to come back (down, and published no "
+                        + "clock bound to floor above: issue 18 TODO for SUNDIAL)");
+                }
+                downFloored[0] = down.down().isEmpty() ? "" : "; compute nodes " + down.down() + " down, their "
+                    + "published clock bound " + down.bound();
+                return (Object) Math.max(failover.clockBound(clockSince), down.bound());
             }, false).compose(waitsOrClock -> {
                 if (waitsOrClock instanceof String waits) {
                     return Future.succeededFuture(waits);
@@ -605,7 +653,8 @@ public final class ScytheNode implements AutoCloseable {
                 }, false));
             }), () -> log("settled promoted copies " + tables + " of configuration epoch " + c.epoch() + " "
                 + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startNs) + " ms after their promotion: "
-                + "promotedSettling above clock " + floored[0] + " (the largest the compute nodes drained with)"));
+                + "promotedSettling above clock " + floored[0] + " (the largest the compute nodes drained with, or "
+                + "published as their bound if down" + downFloored[0] + ")"));
     }
 
     /**
@@ -870,6 +919,14 @@ public final class ScytheNode implements AutoCloseable {
             tsoGroups.add(group);
             return group;
         };
+        // A protocol whose commits carry a clock's timestamps (RCC MVCC) bounds that clock, published before any loop
+        // serves (issue 18, review R1): a memory node's settling floors above it once this node is down.
+        final io.scythe.txn.spi.ProtocolModule boundModule = io.scythe.txn.spi.ProtocolRegistry.moduleOf(
+            config.protocol());
+        final io.scythe.txn.spi.ClockBound clockBound = boundModule.clockBound(protocol);
+        if (clockBound != null) {
+            clockBound.published(failover.publishClockBound(config.node(), clockBound.nextBound()));
+        }
         // Transaction ids: epoch in bits 48-63, this CN's cluster-unique slot in bits 32-39, the loop in 40-47.
         final long idBase = RecoveryDuty.idPrefix(epoch, slot);
         deployments.addAll(new CoordinatorDeployment(catalog, rrpc, counter, config.tsoNode(), protocol,
@@ -889,6 +946,9 @@ public final class ScytheNode implements AutoCloseable {
                     c.runtime().failoverWaitNs(TimeUnit.MILLISECONDS.toNanos(config.memoryNodeFailoverWaitMs()));
                     recoveryLoop.compareAndSet(null, new RecoveryLoop(Vertx.currentContext(), c.runtime()));
                     clockLoops.add(new RecoveryLoop(Vertx.currentContext(), c.runtime()));
+                    if (clockBound != null) {
+                        boundModule.useClockBound(c.runtime(), clockBound);
+                    }
                     if (peerModule != null) {
                         equipForPeers(c);
                     }
@@ -896,6 +956,9 @@ public final class ScytheNode implements AutoCloseable {
                 })
             .await(config.readyTimeoutMs(), TimeUnit.MILLISECONDS));
         startPhase.accept("(coordinators)");
+        if (clockBound != null) {
+            publishClockBounds(clockBound);
+        }
         final RecoveryLoop loop = recoveryLoop.get();
         recoveryDuty = new RecoveryDuty(vertx, hazelcast, config.node(), epoch, config.memoryNodes(),
             RecoveryDuty.onLoop(loop.context(), loop.runtime()), this::log, this::loseLease);

@@ -182,17 +182,14 @@ public final class Catalog {
                 final List<Partition> partitions = new ArrayList<>(n);
                 for (int p = 0; p < n; p++) {
                     final Partition as = t.partitions().get(p);
-                    final List<Replica> copies = new ArrayList<>(next.copies().get(p).size());
                     for (final int copy : next.copies().get(p)) {
                         if (copy > as.backups().size()) {
                             throw new IllegalArgumentException("configuration epoch " + next.epoch() + " names copy "
                                 + copy + " of partition " + p + " of table " + t.name() + ", which has "
                                 + as.backups().size() + " backup(s)");
                         }
-                        copies.add(copy == 0 ? new Replica(as.node(), as.descriptor()) : as.backups().get(copy - 1));
                     }
-                    partitions.add(new Partition(copies.get(0).node(), copies.get(0).descriptor(),
-                        copies.subList(1, copies.size())));
+                    partitions.add(serving(as, next.copies().get(p)));
                 }
                 moved.put(t.name(), new Table(t.name(), partitions, t.placement()));
                 for (final int r : next.removed()) {
@@ -217,7 +214,12 @@ public final class Catalog {
             } else {
                 blocking.addAll(blocked);
             }
-            removed = java.util.Set.copyOf(gone);
+            // A node coming back (a replacement rejoining) is no longer removed before the tables serve it: a loop
+            // that finds it in the tables never reads it as removed (review of rcc18, R2). New removals wait for the
+            // end (below).
+            final java.util.Set<String> stillRemoved = new java.util.TreeSet<>(removed);
+            stillRemoved.retainAll(gone);
+            removed = java.util.Set.copyOf(stillRemoved);
             // Blocked before the new partitions serve: no lookup finds a promoted copy unblocked.
             blocked = java.util.Set.copyOf(blocking);
             tables.putAll(moved);
@@ -225,6 +227,14 @@ public final class Catalog {
                 incarnations.merge(node, 1, Integer::sum); // loops drop their old channels only once it applies
             }
             configuration = next;
+            // Published last (issue 18, CI 192): a loop that sees a node removed (RedoStep#finishIfRemoved's
+            // removedWithin, polled on the loop while this runs on a worker thread) then finishes a decided commit
+            // on the copies serving now (servingOf, table): it must find this configuration and its partitions, not
+            // the ones that still name the removed node. Set first, as it was, a poll landing between this write and
+            // `configuration` finished the commit on the old copies, connected to the dead node and gave the loop
+            // up. The simulator applies a configuration on its one thread, between two steps of the loops, so no
+            // loop there ever saw a configuration half applied.
+            removed = java.util.Set.copyOf(gone);
             return true;
         } catch (final RuntimeException e) {
             loaded.putAll(loadedBefore); // the same names: each put back as it was
@@ -362,11 +372,27 @@ public final class Catalog {
                     } else {
                         copies.addAll(c.copies().get(p));
                     }
-                    return new Serving(table(t.name()).partitions().get(p), copies, as.backups().size(), since);
+                    // The partition from the same configuration as its copy numbers, not from the tables (which a
+                    // reconfiguration on another thread replaces before it sets the configuration: the two read apart
+                    // could name the copies of one configuration with the partition of the other); the tables' own
+                    // object when they agree, as they do but while a reconfiguration is under way.
+                    final Partition now = table(t.name()).partitions().get(p);
+                    final Partition of = serving(as, copies);
+                    return new Serving(now.equals(of) ? now : of, copies, as.backups().size(), since);
                 }
             }
         }
         return null;
+    }
+
+    /** Loaded partition {@code as} served by its loaded copies {@code copies} (0: its primary), primary first. */
+    private static Partition serving(final Partition as, final List<Integer> copies) {
+        final List<Replica> replicas = new ArrayList<>(copies.size());
+        for (final int copy : copies) {
+            replicas.add(copy == 0 ? new Replica(as.node(), as.descriptor()) : as.backups().get(copy - 1));
+        }
+        return new Partition(replicas.get(0).node(), replicas.get(0).descriptor(),
+            replicas.subList(1, replicas.size()));
     }
 
     /**

@@ -267,9 +267,61 @@ class MemoryNodeConfigurationTest {
         assertThat(third.incarnationOf("mn1")).isEqualTo(1);
     }
 
+    /**
+     * A loop that sees a memory node removed finds the configuration that removed it, and the copies serving now
+     * (issue 18, CI 192: a loop polling {@code TxnRuntime#removedWithin} while a worker thread applied the
+     * configuration saw mn2 removed, finished a decided commit on the copies {@link Catalog#servingOf} named, still
+     * mn2's, and gave up). Without the fix (removed published first) a reader spinning beside the reconfiguring thread
+     * sees the half-applied catalog within a few hundred rounds; it gets 64 tables so the window is wide.
+     */
+    @Test
+    void shouldNotTellANodeRemovedBeforeTheCopiesServingWithoutItAreInPlace() throws Exception {
+        final Map<String, List<TableDescriptor>> many = new LinkedHashMap<>();
+        for (final String node : NODES) {
+            many.put(node, new ArrayList<>());
+        }
+        for (int t = 0; t < 64; t++) {
+            tables("t" + t, 2, 10 + t).forEach((node, held) -> many.get(node).addAll(held));
+        }
+        final MemoryNodeConfiguration without2 = MemoryNodeConfiguration.initial(3, 2).without(2);
+        final List<String> torn = new java.util.concurrent.CopyOnWriteArrayList<>();
+        final long until = System.nanoTime() + 3_000_000_000L;
+        int rounds = 0;
+        while (rounds < 3_000 && System.nanoTime() < until && torn.isEmpty()) {
+            rounds++;
+            final Catalog catalog = Catalog.fromMemoryNodes(NODES, many);
+            final java.util.concurrent.CountDownLatch reading = new java.util.concurrent.CountDownLatch(1);
+            final Thread reader = new Thread(() -> {
+                reading.countDown();
+                while (!catalog.removed("mn2")) {
+                    Thread.onSpinWait();
+                }
+                // What RedoStep#finishOnServingCopies reads once removedWithin says so.
+                final Catalog.Serving promoted = catalog.servingOf("mn2", 10);
+                final Catalog.Serving kept = catalog.servingOf("mn0", 10);
+                if (catalog.epoch() != 1 || promoted.partition().node().equals("mn2")
+                    || kept.partition().backups().stream().anyMatch(r -> r.node().equals("mn2"))) {
+                    torn.add("epoch " + catalog.epoch() + ", mn2's partition served by " + promoted.partition().node()
+                        + ", mn0's backups " + kept.partition().backups());
+                }
+            });
+            reader.start();
+            reading.await();
+            assertThat(catalog.reconfigure(without2)).isTrue();
+            reader.join(10_000);
+            assertThat(reader.isAlive()).isFalse();
+        }
+        assertThat(torn).as("a removed node seen with the copies of before, in " + rounds + " rounds").isEmpty();
+    }
+
     /** What 3 memory nodes publish for one table with {@code backups} backups per partition. */
     private static Map<String, List<TableDescriptor>> tables(final String name, final int backups) {
-        final TableSchema schema = new TableSchema(7, name, 64, true, 1024, io.scythe.storage.IndexKind.HASH, 0,
+        return tables(name, backups, 7);
+    }
+
+    /** {@link #tables(String, int)} of a table whose schema has id {@code id}. */
+    private static Map<String, List<TableDescriptor>> tables(final String name, final int backups, final int id) {
+        final TableSchema schema = new TableSchema(id, name, 64, true, 1024, io.scythe.storage.IndexKind.HASH, 0,
             false);
         final Map<String, List<TableDescriptor>> of = new LinkedHashMap<>();
         for (int node = 0; node < NODES.size(); node++) {

@@ -42,6 +42,18 @@ public final class RccClock {
     private final io.scythe.txn.runtime.Timers timers;
     private final long ids;
     private long lastTicks;
+    /** The node's published bound on the timestamps its commits carry ({@link #bound}), or null: unbounded. */
+    private io.scythe.txn.spi.ClockBound bound;
+
+    /** How far ahead of the host's clock a compute node publishes its bound ({@link #hostBound}). */
+    public static final long BOUND_LEAD_NS = 5_000_000_000L;
+
+    /**
+     * A commit refused because its timestamp is above the bound its node published ({@link #withinBound}): retried,
+     * once the node published a larger one.
+     */
+    public static final io.scythe.txn.AbortReason BEYOND_BOUND = io.scythe.txn.AbortReason.define(
+        "clock-beyond-bound", 860);
 
     /**
      * A clock reading {@code timers}, stamping {@code node}, {@code loop} and {@code incarnation} (the low bits of the
@@ -107,6 +119,34 @@ public final class RccClock {
     /** The ticks of the largest timestamp this clock gave or {@linkplain #observe observed} (0: none yet). */
     public long ticks() {
         return lastTicks;
+    }
+
+    /**
+     * Bounds this clock's commits by {@code bound}, its node's published bound (shared by its loops; cluster mode,
+     * issue 18 R1): a commit whose timestamp is above it is refused ({@link #withinBound}).
+     */
+    public void bound(final io.scythe.txn.spi.ClockBound bound) {
+        this.bound = bound;
+    }
+
+    /**
+     * Whether a commit may carry {@code ts}, this clock's timestamp: its node published a bound at or above it (or
+     * none is kept). Else the node is asked for a bound above it, and the commit must abort ({@link #BEYOND_BOUND})
+     * and be retried: no commit of the node carries a timestamp its last published bound does not cover.
+     */
+    public boolean withinBound(final long ts) {
+        final io.scythe.txn.spi.ClockBound b = bound;
+        if (b == null || b.allows(ticksOf(ts))) {
+            return true;
+        }
+        b.want(ticksOf(ts));
+        return false;
+    }
+
+    /** A bound on a compute node's RCC clocks: {@link #BOUND_LEAD_NS} ahead of the host's monotonic clock, in ticks. */
+    public static io.scythe.txn.spi.ClockBound hostBound() {
+        return new io.scythe.txn.spi.ClockBound(() -> (System.nanoTime() >>> TICK_SHIFT) & MAX_TICKS,
+            BOUND_LEAD_NS >>> TICK_SHIFT);
     }
 
     /**

@@ -211,6 +211,22 @@ public final class RccModule implements ProtocolModule {
         return RccClock.of(runtime).ticks();
     }
 
+    /**
+     * MVCC's (in any form): its commits carry {@link RccClock#next()}'s timestamps, each at or below the published
+     * bound ({@code MvccTxn#commit}), published {@link RccClock#BOUND_LEAD_NS} ahead of the host's clock. SUNDIAL's
+     * timestamps are logical (its clock reads 0): none, so a compute node down still holds its settling (TODO).
+     */
+    @Override
+    public io.scythe.txn.spi.ClockBound clockBound(final io.scythe.txn.Protocol protocol) {
+        final String base = protocol instanceof RccProtocol p ? p.base() : protocol.name();
+        return base.equals(MVCC.name()) ? RccClock.hostBound() : null;
+    }
+
+    @Override
+    public void useClockBound(final io.scythe.txn.TxnRuntime runtime, final io.scythe.txn.spi.ClockBound bound) {
+        RccClock.of(runtime).bound(bound);
+    }
+
     /** MVCC and SUNDIAL (in any form): their promoted copies' rts is floored on cluster nodes too. */
     @Override
     public boolean clusterSettlesPromotedCopies(final io.scythe.txn.Protocol protocol) {

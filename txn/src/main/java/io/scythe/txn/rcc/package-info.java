@@ -125,17 +125,28 @@
  * ({@code combinedCrashRefusal}, the default refusal: a survivor reading a dead CN's input log asks its copies in
  * order, {@code CalvinInputLog#findFrom}, and does not skip one on a removed node).
  *
+ * <p><b>The published clock bound (issue 18, review R1).</b> Cluster mode's floor gathers the live compute nodes'
+ * drained clocks; a compute node that is down left none, and a read it made on the dead primary at a timestamp above
+ * every live clock (read-only commits log nothing recovery could add) would go unfloored (a cycle T_r -rw-&gt; T1
+ * -rw-&gt; T_d -wr-&gt; T_r with the dead node's clock ahead). So each MVCC compute node publishes a bound on its clock
+ * ahead of its use ({@link io.scythe.txn.spi.ClockBound}, {@link io.scythe.txn.rcc.RccClock#hostBound}: 5 s ahead
+ * of the host's clock, every 250 ms, in the cluster's map {@code scythe.cnclockbounds}, once before its loops serve),
+ * and commits no timestamp above the last one published: {@code MvccTxn#commit} aborts such an attempt
+ * ({@link io.scythe.txn.rcc.RccClock#BEYOND_BOUND}, retried) and asks for a bound above it
+ * ({@link io.scythe.txn.rcc.RccClock#withinBound}). The memory node settling a promoted copy floors it above the
+ * largest bound the compute nodes that are down published, with the live ones' drained clocks
+ * ({@code cluster.MemoryNodeFailover#downClocks}), so a node that never comes back blocks nothing. Tests:
+ * {@code RtsFloorTest#shouldOrderAWriterAboveACommitAtTheBoundADownComputeNodePublished},
+ * {@code cluster.PublishedClockBoundTest}.
+ *
  * <p><b>TODO (issue 18, issue 23 §2): what the cluster floor does not cover.</b> What is still missing:
  * <ol>
- *   <li>Cluster mode's floor gathers the live compute nodes' clocks only. A compute node that is down left no clock:
- *       a read it made on the dead primary at a timestamp above every live clock (read-only commits log nothing
- *       recovery could add) would go unfloored (review of issue 18, R1: a cycle T_r -rw-> T1 -rw-> T_d -wr-> T_r with
- *       the dead node's clock ahead). So the settling waits, the copies unavailable and said so every 5 s, while any
- *       registered compute node is down ({@code MemoryNodeFailover#computeNodesDown}); its next incarnation runs on the
- *       host's monotonic clock, at or above the old one's, which is sound on one host only. Missing: a clock bound
- *       every compute node publishes (in the cluster's maps) before it issues timestamps above it, the floor the
- *       largest published bound of every registered compute node, dead ones included; then a node that never comes
- *       back blocks nothing. The memory node's floor walks every slot of a promoted table on its RPC loop in one go
+ *   <li>SUNDIAL's timestamps are logical (its clock reads 0), so it publishes no bound: a compute node down still
+ *       holds its settling, the copies unavailable and said so every 5 s, until it is back
+ *       ({@code MemoryNodeFailover#downClocks}'s {@code waitsFor}); its next incarnation runs on the host's monotonic
+ *       clock, at or above the old one's, which is sound on one host only. Missing: a bound on SUNDIAL's logical
+ *       commit timestamps (its reads' lease renewals on the dead primary). Not tested by a process test with a CN
+ *       killed beside the MN. The memory node's floor walks every slot of a promoted table on its RPC loop in one go
  *       (review R3: chunk it).</li>
  *   <li>The shared recovery's roll-forward writes a backup's newest version only ({@link
  *       io.scythe.txn.rcc.RccLockKind}), not MVCC's older-slot move nor SUNDIAL's rts.</li>

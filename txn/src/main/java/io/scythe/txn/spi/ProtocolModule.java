@@ -388,6 +388,22 @@ public interface ProtocolModule {
     }
 
     /**
+     * A new bound on the clock of a compute node running {@code protocol}, for the node to publish ahead of its use
+     * ({@link ClockBound}; cluster mode keeps it in {@code io.scythe.cluster.MemoryNodeFailover}'s map and a memory
+     * node settling a promoted copy floors above the last one a compute node that is down published, issue 18 R1),
+     * or null when its commits carry no timestamp of a clock {@link #settlingClock} reads (the default): then a
+     * compute node that is down holds the settling until it is back.
+     */
+    default ClockBound clockBound(final Protocol protocol) {
+        return null;
+    }
+
+    /** Makes the loop of {@code runtime} commit no timestamp above {@code bound} ({@link #clockBound}). */
+    default void useClockBound(final io.scythe.txn.TxnRuntime runtime, final ClockBound bound) {
+        throw new UnsupportedOperationException(getClass().getSimpleName() + " keeps no clock to bound");
+    }
+
+    /**
      * Cluster mode's {@link #promotedSettling(io.scythe.storage.LogDb, java.util.Set, List)}: {@code clock} is the
      * largest {@link #settlingClock} of every loop of every live compute node, each read after its node applied the
      * configuration, instead of the coordinators themselves (another process's). Runs on the memory node's RPC loop.

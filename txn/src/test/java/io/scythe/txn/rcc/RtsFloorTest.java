@@ -126,6 +126,80 @@ class RtsFloorTest {
         olderWriterAboveARead(protocol, floored, true);
     }
 
+    /**
+     * Issue 18, review R1, with the clock bound: the reader's compute node dies with the primary, so it drains no
+     * clock; its last published bound ({@link io.scythe.txn.spi.ClockBound}) stands in. Its clock commits a timestamp
+     * at the bound (the edge) and refuses one a tick above; the settling floors above the bound, and the writer, older
+     * than the read, is kept above it on the promoted copy. Without the bound (the live writer's clock alone) W1 lets
+     * the writer in below the read: the cycle R1 names.
+     */
+    @ParameterizedTest(name = "bound published {0}")
+    @org.junit.jupiter.params.provider.ValueSource(booleans = {true, false})
+    void shouldOrderAWriterAboveACommitAtTheBoundADownComputeNodePublished(final boolean bounded) {
+        final LogDb primary = memoryNode("mn0");
+        final LogDb backup = memoryNode("mn1");
+        final Table p = primary.create(TableSchema.fixed(1, "mvcc", 8, 4));
+        final Table b = backup.create(TableSchema.fixed(1, "mvcc", 8, 4));
+        final int max = 8;
+        final int rtsAt = MvccTuple.rtsOffset(max);
+        final long committed = 7L << RccClock.ID_BITS;
+        for (final Table t : java.util.List.of(p, b)) {
+            t.objectMemory().putLong(ObjectLayout.VERSION_OFFSET, committed);
+            t.objectMemory().putInt(ObjectLayout.VALUE_LENGTH_OFFSET, max);
+            t.objectMemory().putLong(rtsAt, committed);
+        }
+        final FixedTimers writerLoop = new FixedTimers();
+        final FixedTimers readerLoop = new FixedTimers();
+        final TxnRuntime writer = coordinator(writerLoop, 2);
+        final TxnRuntime reader = coordinator(readerLoop, 1);
+        final RccModule module = new RccModule();
+        assertThat(module.clockBound(RccModule.SUNDIAL)).as("SUNDIAL's timestamps are logical").isNull();
+        assertThat(module.clockBound(RccModule.MVCC)).isNotNull();
+        final io.scythe.txn.spi.ClockBound bound = new io.scythe.txn.spi.ClockBound(
+            () -> readerLoop.now >>> RccClock.TICK_SHIFT, 4_000);
+        module.useClockBound(reader, bound);
+        readerLoop.now = 64L * 1_000;
+        assertThat(RccClock.of(reader).withinBound(RccClock.of(reader).next())).as("nothing published yet")
+            .isFalse();
+        bound.published(bound.nextBound());
+        assertThat(bound.published()).as("4000 ticks ahead of the clock").isEqualTo(5_000);
+
+        writerLoop.now = 64L * 1_000;
+        RccClock.of(writer).next(); // the live writer's clock as its node drains the configuration: 1000 ticks
+        readerLoop.now = 64L * 5_000;
+        final long r = RccClock.of(reader).next();
+        assertThat(RccClock.ticksOf(r)).isEqualTo(5_000);
+        assertThat(RccClock.of(reader).withinBound(r)).as("a commit at the bound's edge").isTrue();
+        readerLoop.now = 64L * 5_001;
+        final long beyond = RccClock.of(reader).next();
+        assertThat(RccClock.of(reader).withinBound(beyond)).as("a tick above: refused (MvccTxn#commit aborts)")
+            .isFalse();
+        assertThat(bound.nextBound()).as("the next publication covers it").isEqualTo(5_001 + 4_000);
+        assertThat(bound.published()).as("not before it is published").isEqualTo(5_000);
+
+        // The reader commits at R (read-only: nothing logged) after its read on the primary only raised rts to R.
+        final AtomicBuffer pm = p.objectMemory();
+        assertThat(MvccTuple.pick(pm, 0, max, r)).isEqualTo(MvccTuple.NEWEST);
+        assertThat(pm.compareAndSetLong(rtsAt, committed, r)).isTrue();
+
+        // mn0 and the reader's compute node die: the settling floors above the live writer's drained clock and the
+        // bound the reader's node published (MemoryNodeFailover#downClocks).
+        final long clock = Math.max(module.settlingClock(writer), bounded ? bound.published() : 0);
+        module.promotedSettling(backup, java.util.Set.of(1), clock);
+        // The writer then draws W, above its drained clock and below the dead reader's R.
+        writerLoop.now = 64L * 3_000;
+        final long w = RccClock.of(writer).next();
+        assertThat(w).isLessThan(r);
+        assertThat(MvccTuple.w1(pm, 0, max, w)).as("the dead primary would have refused it").isFalse();
+        final AtomicBuffer bm = b.objectMemory();
+        assertThat(bm.getLong(rtsAt)).isEqualTo(bounded ? RccModule.floorOf(5_000) : RccModule.floorOf(1_000));
+        assertThat(MvccTuple.w1(bm, 0, max, w)).as("W1 lets the writer in at W < R on the promoted copy")
+            .isEqualTo(!bounded);
+        if (bounded) {
+            assertThat(bm.getLong(rtsAt)).isGreaterThan(r);
+        }
+    }
+
     private void olderWriterAboveARead(final String protocol, final boolean floored, final boolean cluster) {
         final LogDb primary = memoryNode("mn0");
         final LogDb backup = memoryNode("mn1");
