@@ -35,6 +35,17 @@ public final class LocalCluster implements AutoCloseable {
     public static final String NODE_JVM_OPTIONS = "-XX:MetaspaceSize=128m -XX:+UnlockDiagnosticVMOptions "
         + "-XX:GuaranteedSafepointInterval=0";
 
+    /**
+     * The system properties of this JVM, where set, that every node process {@link Launcher#sameClasspath} starts gets
+     * too: {@link ClusterAccess#MAX_NO_HEARTBEAT_PROPERTY}, and Hazelcast's own {@code hazelcast.partition.count}
+     * (Hazelcast reads it from a system property where its configuration, as conf/cluster.xml, does not set it; every
+     * member of a cluster must have the same). The recovery module's tests set it to 23, not 271: the registry, epoch
+     * and Vert.x maps hold a few dozen entries, and each join or leave moves every partition's 7 replicas (measured in
+     * the README's test-time paragraph).
+     */
+    static final List<String> FORWARDED_PROPERTIES = List.of(ClusterAccess.MAX_NO_HEARTBEAT_PROPERTY,
+        "hazelcast.partition.count");
+
     /** How to start a node process: the java command and its options up to the main class. */
     public record Launcher(List<String> command) {
         /**
@@ -46,9 +57,13 @@ public final class LocalCluster implements AutoCloseable {
             final List<String> cmd = new ArrayList<>();
             cmd.add(ProcessHandle.current().info().command().orElse("java"));
             cmd.addAll(List.of(NODE_JVM_OPTIONS.split(" ")));
-            final String maxNoHeartbeat = System.getProperty(ClusterAccess.MAX_NO_HEARTBEAT_PROPERTY);
-            if (maxNoHeartbeat != null) { // the nodes see members die as this JVM's client does (jvmOptions win)
-                cmd.add("-D" + ClusterAccess.MAX_NO_HEARTBEAT_PROPERTY + "=" + maxNoHeartbeat);
+            // The nodes see members die as this JVM's client does, and split the maps into as many partitions (a
+            // member whose partition count differs is refused at join); jvmOptions win.
+            for (final String property : FORWARDED_PROPERTIES) {
+                final String value = System.getProperty(property);
+                if (value != null) {
+                    cmd.add("-D" + property + "=" + value);
+                }
             }
             cmd.addAll(jvmOptions);
             cmd.add("-D" + NodeMain.EXIT_WITH_PARENT + "=true");

@@ -85,7 +85,8 @@ class MemoryNodeReplicationProcessTest {
             // A CN that gave up (a lock request in doubt) exits; the other recovers its incarnation; it rejoins
             // (restarted beside the checks that need no cn0).
             final ScytheClient live = client;
-            final java.util.concurrent.CompletableFuture<Void> cn0Back = servingOrRestarted(cluster, live, false);
+            final java.util.concurrent.CompletableFuture<Boolean> cn0Back = ProcessClusters.servingOrRestarted(cluster,
+                "cn0", () -> committedOn(live, "cn0"), 180_000);
             ProcessClusters.eventually("no lock left held on any memory node", 60_000, () -> locksHeld(cluster) == 0);
             long sum = 0;
             for (long k = 0; k < KEYS; k++) {
@@ -124,8 +125,9 @@ class MemoryNodeReplicationProcessTest {
                 .isInstanceOfAny(ScytheClient.Outcome.Unknown.class, ScytheClient.Outcome.Committed.class);
             // cn0 gave up the in-doubt commit: it exits (lease lost) and is restarted beside the checks below (not
             // asked whether it serves: it may answer once more before its lease's loss stops it).
-            final java.util.concurrent.CompletableFuture<Void> cn0Again = servingOrRestarted(cluster, live,
-                unknown instanceof ScytheClient.Outcome.Unknown);
+            final boolean gaveUp = unknown instanceof ScytheClient.Outcome.Unknown;
+            final java.util.concurrent.CompletableFuture<Boolean> cn0Again = ProcessClusters.servingOrRestarted(
+                cluster, "cn0", () -> !gaveUp && committedOn(live, "cn0"), 180_000);
             ProcessClusters.eventually("the in-doubt move rolled forward by recovery", 90_000,
                 () -> valueOrNull(live, "cn1", 8) == before8 - 5);
             assertThat(valueOn(live, "cn1", 11)).as("applied once").isEqualTo(before11 + 5);
@@ -253,33 +255,6 @@ class MemoryNodeReplicationProcessTest {
         assertThat(sum).as("sum conserved with only mn2's copies serving").isZero();
         assertThat(live.callOn("cn1", "move", 3, 4, 1).await(30, TimeUnit.SECONDS)).as("a move on mn2 alone")
             .isInstanceOf(ScytheClient.Outcome.Committed.class);
-    }
-
-    /**
-     * On a thread of its own: waits (up to 60 s) until cn0 serves (a move commits there; not asked when
-     * {@code exits}) or its process has exited (a CN that gave up a request in doubt exits), and restarts it in the
-     * second case. Started as soon as cn0 may be exiting, so its next incarnation's boot (JVM, Hazelcast join: most of
-     * a restart) overlaps the checks that need no cn0 (issue 23, suitetime3: was waited for, then booted, then checked,
-     * one after the other). The future fails as the wait or the restart does.
-     */
-    private static java.util.concurrent.CompletableFuture<Void> servingOrRestarted(final LocalCluster cluster,
-        final ScytheClient live, final boolean exits) {
-        final java.util.concurrent.CompletableFuture<Void> back = new java.util.concurrent.CompletableFuture<>();
-        final Thread t = new Thread(() -> {
-            try {
-                ProcessClusters.eventually(exits ? "cn0 has exited" : "cn0 serves or has exited", 60_000,
-                    () -> !cluster.node("cn0").process().isAlive() || !exits && committedOn(live, "cn0"));
-                if (!cluster.node("cn0").process().isAlive()) {
-                    cluster.restart("cn0", 180_000);
-                }
-                back.complete(null);
-            } catch (final Throwable e) {
-                back.completeExceptionally(e);
-            }
-        }, "cn0 serving or restarted");
-        t.setDaemon(true);
-        t.start();
-        return back;
     }
 
     /** The rejoin's last line on whichever CN drove it, or null. */

@@ -39,6 +39,33 @@ final class ProcessClusters {
     }
 
     /**
+     * On a thread of its own: waits (up to 60 s) until compute node {@code cn} serves ({@code serves}, asked only while
+     * it runs) or has exited, and starts an exited one again (within {@code restartTimeoutMs}). Completes with whether
+     * it was restarted. A test runs it beside the checks that need not this CN, or for several CNs at once: a restart
+     * under load takes tens of seconds (a JVM boot and a Hazelcast join), most of it waiting.
+     */
+    static java.util.concurrent.CompletableFuture<Boolean> servingOrRestarted(final LocalCluster cluster,
+        final String cn, final java.util.function.BooleanSupplier serves, final long restartTimeoutMs) {
+        final java.util.concurrent.CompletableFuture<Boolean> back = new java.util.concurrent.CompletableFuture<>();
+        final Thread t = new Thread(() -> {
+            try {
+                eventually(cn + " serves or has exited", 60_000,
+                    () -> !cluster.node(cn).process().isAlive() || serves.getAsBoolean());
+                final boolean exited = !cluster.node(cn).process().isAlive();
+                if (exited) {
+                    cluster.restart(cn, restartTimeoutMs);
+                }
+                back.complete(exited);
+            } catch (final Throwable e) {
+                back.completeExceptionally(e);
+            }
+        }, cn + " serving or restarted");
+        t.setDaemon(true);
+        t.start();
+        return back;
+    }
+
+    /**
      * Starts {@code cluster} (within {@code startTimeoutMs}) and joins it as a client whose requests time out after
      * {@code replyTimeoutMs}: the client joins once the TSO is ready, beside the memory and compute nodes' boot (it
      * learns the compute nodes from the registry's events as they register). Prints how long each took (what the

@@ -85,19 +85,18 @@ class RccTimestampFailoverProcessTest {
                 }
             }
             assertThat(inDoubt.size()).as("moves in doubt").isLessThan(8);
-            // A CN that gave a commit up exits (its incarnation recovered by the other): started again.
+            // A CN that gave a commit up exits (its incarnation recovered by the other): started again, both CNs
+            // watched at once (when both exited, their restarts overlap).
+            final ScytheClient live = client;
+            final List<java.util.concurrent.CompletableFuture<Boolean>> back = new ArrayList<>();
+            for (final String cn : List.of("cn0", "cn1")) {
+                back.add(ProcessClusters.servingOrRestarted(cluster, cn,
+                    () -> ProcessClusters.committedOn(live, cn, 0, 1), 300_000));
+            }
             final boolean[] restarted = new boolean[2];
             for (int n = 0; n < 2; n++) {
-                final String cn = "cn" + n;
-                final ScytheClient c0 = client;
-                ProcessClusters.eventually(cn + " serves or has exited", 60_000,
-                    () -> !cluster.node(cn).process().isAlive() || ProcessClusters.committedOn(c0, cn, 0, 1));
-                if (!cluster.node(cn).process().isAlive()) {
-                    cluster.restart(cn, 300_000);
-                    restarted[n] = true;
-                }
+                restarted[n] = back.get(n).get(400, TimeUnit.SECONDS);
             }
-            final ScytheClient live = client;
             final String settled = "memory-node configuration epoch 1 settled";
             ProcessClusters.eventually("every CN settled epoch 1", 60_000, () -> cluster.node("cn0").logText()
                 .contains(settled) && cluster.node("cn1").logText().contains(settled));

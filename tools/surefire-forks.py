@@ -1,0 +1,31 @@
+#!/usr/bin/env python3
+"""How the recovery module's two test forks (pom.xml, execution two-forks) split its classes, replayed on a CI log's
+class times: surefire hands each class, in run order, to whichever fork is free first. Prints each order's fork end
+times. Usage: tools/surefire-forks.py CI_LOG [Class=seconds ...] (the latter override a class's time: what-ifs)."""
+import re
+import sys
+
+log = open(sys.argv[1]).read()
+section = log[log.index('(two-forks) @ scythe-recovery'):]
+section = section[:section.index('Results:')]
+times = {m.group(2): float(m.group(1))
+         for m in re.finditer(r'Time elapsed: ([0-9.]+) s -- in io\.scythe\.cluster\.(\S+)', section)}
+for arg in sys.argv[2:]:
+    name, seconds = arg.split('=')
+    times[name] = float(seconds)
+
+
+def replay(order):
+    forks = [0.0, 0.0]
+    for c in order:
+        i = forks.index(min(forks))
+        forks[i] += times[c]
+    return forks
+
+
+names = sorted(times)
+print('classes', len(names), 'sum', round(sum(times.values()), 1), 's')
+for label, order in [('alphabetical', names), ('reversealphabetical', names[::-1]),
+                     ('longest first', sorted(names, key=lambda c: -times[c]))]:
+    forks = replay(order)
+    print(f'{label}: forks end at {round(forks[0])} and {round(forks[1])} s')
