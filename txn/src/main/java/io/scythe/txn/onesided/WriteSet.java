@@ -199,7 +199,7 @@ public final class WriteSet {
     private static List<Access> insertedOf(final List<Access> written) {
         final List<Access> out = new ArrayList<>();
         for (final Access a : written) {
-            if (a.inserted) {
+            if (a.inserted || a.placeholderHome) {
                 out.add(a);
             }
         }
@@ -243,7 +243,7 @@ public final class WriteSet {
     private Future<Void> writeBackPrimaries(final Map<String, List<Access>> byNode, final ReleaseVerb release) {
         return postPerNode(runtime, byNode, failedOn, (batch, a) -> {
             release.beforeWrites(batch, a);
-            if (homes || a.inserted) {
+            if (homes || a.inserted || a.placeholderHome) {
                 addWrites(batch, a, a.address(), a.rkey(), false);
             }
             if (a.releasing) {
