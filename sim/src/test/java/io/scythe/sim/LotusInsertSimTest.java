@@ -273,6 +273,8 @@ class LotusInsertSimTest extends SimVertxTest {
             & io.scythe.storage.ObjectLayout.FLAG_DELETED).as("home flags of the revived key").isZero();
         assertThat(t.objectMemory().getLong(home + io.scythe.storage.ObjectLayout.VALUE_OFFSET))
             .as("home value of the revived key").isEqualTo(key * 7);
+        assertThat(t.objectMemory().getInt(home + io.scythe.storage.ObjectLayout.VALUE_LENGTH_OFFSET))
+            .as("home value length of the revived key").isEqualTo(8);
         assertThat(io.scythe.txn.spi.ObjectProbe.committedLong(t, key)).isEqualTo(key * 7);
         // The backup's copy (its placeholder made by the LOCATE of the insert): the end checks compare every object
         // of a primary with its backups', home included.

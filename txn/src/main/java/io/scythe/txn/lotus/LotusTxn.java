@@ -902,7 +902,8 @@ final class LotusTxn extends OneSidedTxn {
      * rows"; with the explorer's CN crash too, the seed failed "D_NEXT_O_ID - 1 = 31, max(O_ID) = 30";
      * TODO lotusins-mn-failover), or an aborted one-sided insert's tombstone. The INSERT RPC, which
      * these revivals replace, revived such a home in place with its value; recovery's redo writes it too
-     * ({@code CnRecovery#addEntryWrites}: OP_VALUE|OP_REVIVE; {@link #settlePromoted}).
+     * ({@code CnRecovery#addEntryWrites}: OP_VALUE|OP_REVIVE; {@link #settlePromoted}). With one-sided inserts off as
+     * well: a read of a deleted key and then its insert is a revival in either mode ({@code Inserts#insert}).
      */
     private void wholeHomesOfRevivals() {
         for (final Access a : accesses) {
