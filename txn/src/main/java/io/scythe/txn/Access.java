@@ -36,7 +36,8 @@ public final class Access {
      * Created by this attempt one-sided (Lotus's inserts, helper lotusins) in an object slot the memory node granted
      * and outside its index until the commit writes the index slot: the primary's home is a placeholder (deleted,
      * empty) as a backup's is, so the write-back writes it whole ({@code WriteSet#addWrites}), and an abort has no
-     * INSERT to abandon on the memory node.
+     * INSERT to abandon on the memory node. Lotus sets it on a revived key too (not {@link #inserted}: its home may be
+     * a placeholder, LotusTxn#wholeHomesOfRevivals), so that a write-back writing no homes writes that one whole.
      */
     public boolean placeholderHome;
     /**

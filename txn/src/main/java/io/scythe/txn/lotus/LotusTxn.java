@@ -889,6 +889,30 @@ final class LotusTxn extends OneSidedTxn {
         });
     }
 
+    /**
+     * A revived key (an insert over a deleted object this attempt read: {@link #insertOverFound}, or a read of an
+     * absent key and then its insert) gets its home written whole by the write-back, as a one-sided insert's
+     * placeholder home ({@code Access#placeholderHome}: value, length, flags cleared, version; its visible cell first,
+     * stop-54 review L1), on every copy. Lotus's write-back writes no home values else (the CVT cells carry them), and
+     * a revived home may be a placeholder that never held a value: a backup's, made by the LOCATE RPC of an attempt
+     * that then aborted, which a failover promoted (explorer tpcc {@code --crash-mn 1 --replicas 2 --mns 3}, seed 6:
+     * a NewOrder aborted as {@code reconfigured} by mn1's failover, its retry found its 4 order lines' keys in the
+     * promoted copy's index and revived them; their homes stayed empty and flagged deleted, the rows live only in the
+     * CVT, and the end checks, which find a row by its home's value, counted "sum(O_OL_CNT) = 325 but 321 ORDER-LINE
+     * rows"; with the explorer's CN crash too, the seed failed "D_NEXT_O_ID - 1 = 31, max(O_ID) = 30";
+     * TODO lotusins-mn-failover), or an aborted one-sided insert's tombstone. The INSERT RPC, which
+     * these revivals replace, revived such a home in place with its value; recovery's redo writes it too
+     * ({@code CnRecovery#addEntryWrites}: OP_VALUE|OP_REVIVE; {@link #settlePromoted}). With one-sided inserts off as
+     * well: a read of a deleted key and then its insert is a revival in either mode ({@code Inserts#insert}).
+     */
+    private void wholeHomesOfRevivals() {
+        for (final Access a : accesses) {
+            if (a.reviving && a.dirty && !a.inserted) {
+                a.placeholderHome = true;
+            }
+        }
+    }
+
     /** A delete is a write: its key's lock is upgraded at commit as any written key's. */
     @Override
     public void delete(final String table, final long key) {
@@ -931,6 +955,7 @@ final class LotusTxn extends OneSidedTxn {
                 .compose(v -> installInserts(Table.InsertLock.CAS_WORD, id, (a, inserted) -> { })))
             .compose(v -> start()) // an attempt that only inserted has not asked for it yet
             .compose(v -> {
+                wholeHomesOfRevivals();
                 slotsPosted = !takenSlots.isEmpty();
                 return staged(Stage.WRITE_BACK, logWithInvisible());
             })
@@ -1162,7 +1187,7 @@ final class LotusTxn extends OneSidedTxn {
                     final int rkey = (int) copies.get(c)[1];
                     final List<java.util.function.Consumer<io.scythe.bridge.Doorbell>> posts = byNode.computeIfAbsent(
                         nodeOf(a, c), k -> new ArrayList<>());
-                    if (a.placeholderHome) {
+                    if (a.placeholderHome && a.inserted) {
                         // A one-sided insert's home, a placeholder (deleted, empty), gets the version its INSERT's
                         // would have had: should the commit not happen with its index slot written (a recovery that
                         // clears its cells, an abort after that WRITE failed in doubt), the key reads absent at it,
@@ -1346,7 +1371,9 @@ final class LotusTxn extends OneSidedTxn {
         final int rkey = copy.descriptor().objects().rkey();
         final int at = Cvt.offset(copy.descriptor().schema().maxValueBytes());
         final UnsafeBuffer read = new UnsafeBuffer(new byte[at + Cvt.HEADER_BYTES]);
-        final boolean inserted = (op & io.scythe.txn.recovery.RedoRecordDescriptor.OP_INSERTED) != 0;
+        // A revival's home is written whole too, as its write-back writes it (LotusTxn#wholeHomesOfRevivals).
+        final boolean inserted = (op & (io.scythe.txn.recovery.RedoRecordDescriptor.OP_INSERTED
+            | io.scythe.txn.recovery.RedoRecordDescriptor.OP_REVIVE)) != 0;
         return runtime.channel(copy.node()).compose(ch -> ch.read(object, rkey, read, 0, read.capacity())
             .compose(v -> {
                 if ((read.getShort(ObjectLayout.INCARNATION_OFFSET) & 0xffff) != ObjectLayout.incarnationOf(pointer)) {
@@ -1695,7 +1722,7 @@ final class LotusTxn extends OneSidedTxn {
             over = true;
             node.ended(this, -1);
             for (final Access a : accesses) {
-                if (a.placeholderHome) {
+                if (a.placeholderHome && a.inserted) {
                     a.locked = false; // no INSERT to abandon: its index slot is unwritten, or a tombstone (see below)
                 }
             }

@@ -130,7 +130,7 @@ public final class Replicas {
             }
         }
         return WriteSet.postPerNode(runtime, byNode, failedOn, (batch, c) -> {
-            if (homes || c.access.inserted) {
+            if (homes || c.access.inserted || c.access.placeholderHome) {
                 WriteSet.addWrites(batch, c.access, io.scythe.storage.ObjectLayout.addressOf(c.pointer), c.rkey,
                     true);
             }

@@ -199,7 +199,7 @@ public final class WriteSet {
     private static List<Access> insertedOf(final List<Access> written) {
         final List<Access> out = new ArrayList<>();
         for (final Access a : written) {
-            if (a.inserted) {
+            if (a.inserted || a.placeholderHome) {
                 out.add(a);
             }
         }
@@ -243,7 +243,7 @@ public final class WriteSet {
     private Future<Void> writeBackPrimaries(final Map<String, List<Access>> byNode, final ReleaseVerb release) {
         return postPerNode(runtime, byNode, failedOn, (batch, a) -> {
             release.beforeWrites(batch, a);
-            if (homes || a.inserted) {
+            if (homes || a.inserted || a.placeholderHome) {
                 addWrites(batch, a, a.address(), a.rkey(), false);
             }
             if (a.releasing) {
@@ -396,7 +396,9 @@ public final class WriteSet {
         final UnsafeBuffer words = a.writeWords;
         if (a.dirty && !a.deleting || insertedOnBackup) {
             batch.write(address + ObjectLayout.VALUE_OFFSET, rkey, a.newValue, 0, a.newLength);
-            if (a.newLength != a.valueLength || insertedOnBackup) {
+            // A placeholder home (Lotus: a revival's may never have held a value, its length 0 on every copy) gets
+            // its length even when the copy read had the same (stop-55 review, M4).
+            if (a.newLength != a.valueLength || insertedOnBackup || a.placeholderHome) {
                 final UnsafeBuffer length = words != null ? words : new UnsafeBuffer(new byte[4]);
                 final int at = words != null ? WORDS_LENGTH_OFFSET : 0;
                 length.putInt(at, a.newLength);
