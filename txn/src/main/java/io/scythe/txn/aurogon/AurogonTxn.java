@@ -28,8 +28,9 @@ import java.util.Map;
  * ({@link AurogonClock}); every read is a READ RPC to the record's participant at that timestamp, which never fails
  * and needs no commit round; a read of a read-modify-write ({@link #readForUpdate}) carries the pre-attach flag, so
  * the participant installs the write's PENDING version before the read runs and an install failure aborts at once
- * (§4.3); the value comes at commit. A write not pre-attached (pre-attaching off, or a key first read by
- * {@link #read}) is installed at commit, one INSTALL per record (the "PW" round and its vulnerable interval, Fig. 5).
+ * (§4.3); the value comes at commit. A write not pre-attached (a key first read by {@link #read}, an insert, a
+ * delete) is installed when it is buffered with pre-attaching on ({@link #installEarly}: right after the reads it
+ * depends on), at commit with it off, one INSTALL per record (the "PW" round and its vulnerable interval, Fig. 5).
  * Commit: after every install succeeded, a COMMIT with the value to each written record and a ROLLBACK of each
  * pre-attached version the attempt did not write; abort: a ROLLBACK of every version it installed, once nothing of it
  * is in flight. A value longer than one RRPC bucket is read in parts (READ, then READ_MORE of the same version) and
@@ -44,8 +45,8 @@ import java.util.Map;
  * answered ORPHAN (parked on a version whose coordinator went silent) resolves that transaction through the backups
  * ({@link CoordinatorRecovery}) and reads again; a reply's orphan hint starts such a resolution in the background.
  *
- * <p>Not built yet (issue 20): SPS mode, key-dependent deferral bypass as a request flag of the {@code Txn} API (the
- * wire flag exists: {@link Participant#FLAG_NO_DEFER}). The commit answers after the COMMIT acknowledgements (and the
+ * <p>Key-dependent reads ({@link #readKeyDependent}) carry {@link Participant#FLAG_NO_DEFER}. Not built yet (issue
+ * 20): SPS mode. The commit answers after the COMMIT acknowledgements (and the
  * backups' APPLY), where the paper answers while sending them.
  */
 final class AurogonTxn implements Txn {
