@@ -276,6 +276,43 @@ class AurogonTxnTest {
         }
     }
 
+    /**
+     * DST's chase ({@link AurogonClock#observe}, issue 20's B5h): a participant's answer that saw a timestamp 10 s
+     * ahead pulls a DST clock forward to it (no allowance for the one-way delay), so its next timestamp is above the
+     * one seen, with this loop's ids; an older or zero timestamp never pulls it back; the host clock ignores it.
+     */
+    @Test
+    void shouldChaseTheLargestTimestampSeenUnderDstOnly() throws Exception {
+        final long leadNs = 10_000_000_000L; // 10 s: no stall of a loaded machine lets the host clock catch up
+        final List<String> out = shared.on(rt -> {
+            final java.util.function.LongSupplier host = () -> rt.clocks() != null ? rt.clocks().hostNs()
+                : rt.timers().nowNs();
+            final AurogonClock dst = AurogonClock.of(rt, AurogonClock.Mode.DST);
+            final AurogonClock plain = AurogonClock.of(rt, AurogonClock.Mode.HOST);
+            final long first = dst.next();
+            final long ahead0 = dst.aheadNs();
+            final long before = host.getAsLong();
+            final long seen = AurogonTimestamp.pack(before + leadNs, 9, 9);
+            dst.observe(seen);
+            plain.observe(seen);
+            final long after = host.getAsLong();
+            final long ahead = dst.aheadNs();
+            assertThat(ahead).isBetween(Math.max(ahead0, before + leadNs - after), Math.max(ahead0, leadNs));
+            final long next = dst.next();
+            assertThat(next).isGreaterThan(seen);
+            assertThat(AurogonTimestamp.server(next)).isEqualTo(AurogonTimestamp.server(first));
+            assertThat(AurogonTimestamp.loop(next)).isEqualTo(AurogonTimestamp.loop(first));
+            dst.observe(AurogonTimestamp.pack(before + leadNs / 2, 9, 9));
+            dst.observe(0);
+            final List<String> r = new ArrayList<>();
+            r.add("dst ahead kept " + (dst.aheadNs() == ahead));
+            r.add("host ahead " + plain.aheadNs());
+            r.add("host below seen " + (plain.next() < seen));
+            return Future.succeededFuture(r);
+        });
+        assertThat(out).containsExactly("dst ahead kept true", "host ahead 0", "host below seen true");
+    }
+
     private static byte[] fill(final int bytes, final long key) {
         final byte[] value = new byte[bytes];
         java.util.Arrays.fill(value, (byte) key);
