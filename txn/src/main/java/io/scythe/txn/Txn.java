@@ -17,6 +17,33 @@ public interface Txn {
     /** As {@link #read}, declaring that the attempt will write the key (FORD locks it now; others need not). */
     Future<UnsafeBuffer> readForUpdate(String table, long key);
 
+    /**
+     * As {@link #read}, marking the read key-dependent (Aurogon §4.3): its result names the key of a later request
+     * of this attempt, or its own key came from an earlier read. A protocol that defers reads on hot records
+     * (Aurogon's adaptive deferral, §4.2) does not defer it: the requests waiting on it at the coordinator would pay
+     * the deferral, and a read whose key waited for another read was already delayed by that wait. Any other
+     * protocol reads as {@link #read}.
+     */
+    default Future<UnsafeBuffer> readKeyDependent(final String table, final long key) {
+        return read(table, key);
+    }
+
+    /** As {@link #readForUpdate}, marked key-dependent as {@link #readKeyDependent} is. */
+    default Future<UnsafeBuffer> readForUpdateKeyDependent(final String table, final long key) {
+        return readForUpdate(table, key);
+    }
+
+    /**
+     * Whether this attempt sends a buffered write, insert or delete to its record at once (Aurogon's pre-attaching of
+     * a dependent write to another record, §4.3: "issues R and then sends PW's metadata", installed PENDING, its value
+     * at commit) rather than at commit. A procedure may then buffer a write right after the reads it depends on
+     * instead of after all its reads (TPC-C NewOrder's inserts after the district read); for any other protocol the
+     * order it buffers in is kept as it was. False by default.
+     */
+    default boolean sendsWritesEarly() {
+        return false;
+    }
+
     /** Buffers a new value for {@code key}, which this attempt has read. */
     void write(String table, long key, DirectBuffer value, int offset, int length);
 

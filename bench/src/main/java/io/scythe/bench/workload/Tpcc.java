@@ -585,13 +585,19 @@ public final class Tpcc {
     /**
      * NewOrder (§2.4): takes the district's next order id, updates the stock of every item, inserts ORDER, NEW-ORDER
      * and the ORDER-LINEs and records the customer's last order. An unused item rolls it back (USER).
+     *
+     * <p>The district's read names the order's keys: it is read key-dependent ({@link Txn#readKeyDependent}). When
+     * the attempt sends writes as they are buffered ({@link Txn#sendsWritesEarly}: Aurogon's pre-attaching of
+     * dependent writes to other records, §4.3), ORDER and NEW-ORDER are inserted as soon as the district's read
+     * returns and each ORDER-LINE as soon as the district, its item and its stock are read, rather than after every
+     * read; otherwise every write is buffered after all the reads, in the order it always was.
      */
     public static Future<Long> newOrder(final Txn txn, final int w, final int d, final int c, final List<Line> lines,
                                         final long now) {
         final long dk = districtKey(w, d);
         final long ck = customerKey(w, d, c);
         final Future<UnsafeBuffer> warehouse = txn.read(WAREHOUSE, w);
-        final Future<UnsafeBuffer> district = txn.readForUpdate(DISTRICT, dk);
+        final Future<UnsafeBuffer> district = txn.readForUpdateKeyDependent(DISTRICT, dk);
         final Future<UnsafeBuffer> customer = txn.read(CUSTOMER, ck);
         final Future<UnsafeBuffer> last = txn.readForUpdate(LAST_ORDER, ck);
         final List<Future<?>> reads = new ArrayList<>(4 + 2 * lines.size());
@@ -608,38 +614,42 @@ public final class Tpcc {
         }
         reads.addAll(items);
         reads.addAll(stocks);
-        return Future.all(reads).map(all -> {
+        final boolean allLocal = lines.stream().allMatch(line -> line.supplyWarehouse == w);
+        final int[] orderId = new int[1];
+        final Runnable takeOrderId = () -> {
             final UnsafeBuffer dist = district.result();
             final int o = dist.getInt(D.NEXT_O_ID);
             dist.putInt(D.NEXT_O_ID, o + 1);
             txn.write(DISTRICT, dk, dist, 0, D.BYTES);
-            boolean allLocal = true;
-            final UnsafeBuffer lineRow = new UnsafeBuffer(new byte[OL.BYTES]);
-            for (int k = 0; k < lines.size(); k++) {
-                final Line line = lines.get(k);
-                final UnsafeBuffer s = stocks.get(k).result();
-                final int quantity = s.getInt(S.QUANTITY);
-                s.putInt(S.QUANTITY, quantity - line.quantity >= 10 ? quantity - line.quantity
-                    : quantity - line.quantity + 91);
-                s.putLong(S.YTD, s.getLong(S.YTD) + line.quantity);
-                s.putInt(S.ORDER_CNT, s.getInt(S.ORDER_CNT) + 1);
-                if (line.supplyWarehouse != w) {
-                    s.putInt(S.REMOTE_CNT, s.getInt(S.REMOTE_CNT) + 1);
-                    allLocal = false;
-                }
-                txn.write(STOCK, stockKey(line.supplyWarehouse, line.item), s, 0, S.BYTES);
-                lineRow.setMemory(0, OL.BYTES, (byte) 0);
-                lineRow.putInt(OL.O_ID, o);
-                lineRow.putInt(OL.D_ID, d);
-                lineRow.putInt(OL.W_ID, w);
-                lineRow.putInt(OL.NUMBER, k + 1);
-                lineRow.putInt(OL.I_ID, line.item);
-                lineRow.putInt(OL.SUPPLY_W_ID, line.supplyWarehouse);
-                lineRow.putInt(OL.QUANTITY, line.quantity);
-                lineRow.putLong(OL.AMOUNT, line.quantity * items.get(k).result().getLong(I.PRICE));
-                lineRow.putBytes(OL.DIST_INFO, s, S.DIST + 24 * (d - 1), 24);
-                txn.insert(ORDER_LINE, orderLineKey(w, d, o, k + 1), lineRow, 0, OL.BYTES);
+            orderId[0] = o;
+        };
+        final java.util.function.IntConsumer orderLine = k -> {
+            final int o = orderId[0];
+            final Line line = lines.get(k);
+            final UnsafeBuffer s = stocks.get(k).result();
+            final int quantity = s.getInt(S.QUANTITY);
+            s.putInt(S.QUANTITY, quantity - line.quantity >= 10 ? quantity - line.quantity
+                : quantity - line.quantity + 91);
+            s.putLong(S.YTD, s.getLong(S.YTD) + line.quantity);
+            s.putInt(S.ORDER_CNT, s.getInt(S.ORDER_CNT) + 1);
+            if (line.supplyWarehouse != w) {
+                s.putInt(S.REMOTE_CNT, s.getInt(S.REMOTE_CNT) + 1);
             }
+            txn.write(STOCK, stockKey(line.supplyWarehouse, line.item), s, 0, S.BYTES);
+            final UnsafeBuffer lineRow = new UnsafeBuffer(new byte[OL.BYTES]);
+            lineRow.putInt(OL.O_ID, o);
+            lineRow.putInt(OL.D_ID, d);
+            lineRow.putInt(OL.W_ID, w);
+            lineRow.putInt(OL.NUMBER, k + 1);
+            lineRow.putInt(OL.I_ID, line.item);
+            lineRow.putInt(OL.SUPPLY_W_ID, line.supplyWarehouse);
+            lineRow.putInt(OL.QUANTITY, line.quantity);
+            lineRow.putLong(OL.AMOUNT, line.quantity * items.get(k).result().getLong(I.PRICE));
+            lineRow.putBytes(OL.DIST_INFO, s, S.DIST + 24 * (d - 1), 24);
+            txn.insert(ORDER_LINE, orderLineKey(w, d, o, k + 1), lineRow, 0, OL.BYTES);
+        };
+        final Runnable insertOrder = () -> {
+            final int o = orderId[0];
             final UnsafeBuffer orderRow = new UnsafeBuffer(new byte[O.BYTES]);
             orderRow.putInt(O.ID, o);
             orderRow.putInt(O.D_ID, d);
@@ -654,9 +664,40 @@ public final class Tpcc {
             newOrderRow.putInt(NO.D_ID, d);
             newOrderRow.putInt(NO.W_ID, w);
             txn.insert(NEW_ORDER, orderKey(w, d, o), newOrderRow, 0, NO.BYTES);
+        };
+        final Runnable recordLastOrder = () -> {
             final UnsafeBuffer lastRow = last.result();
-            lastRow.putInt(0, o);
+            lastRow.putInt(0, orderId[0]);
             txn.write(LAST_ORDER, ck, lastRow, 0, ID_ROW_BYTES);
+        };
+        if (!txn.sendsWritesEarly()) {
+            return Future.all(reads).map(all -> {
+                takeOrderId.run();
+                for (int k = 0; k < lines.size(); k++) {
+                    orderLine.accept(k);
+                }
+                insertOrder.run();
+                recordLastOrder.run();
+                return 0L;
+            });
+        }
+        final List<Future<?>> done = new ArrayList<>(reads.size() + 1 + lines.size());
+        done.addAll(reads);
+        final Future<Void> ordered = district.map(dist -> {
+            takeOrderId.run();
+            insertOrder.run();
+            return null;
+        });
+        done.add(ordered);
+        for (int k = 0; k < lines.size(); k++) {
+            final int line = k;
+            done.add(Future.all(ordered, items.get(k), stocks.get(k)).map(all -> {
+                orderLine.accept(line);
+                return null;
+            }));
+        }
+        return Future.all(done).map(all -> {
+            recordLastOrder.run();
             return 0L;
         });
     }
@@ -677,7 +718,8 @@ public final class Tpcc {
         if (ref.lastName < 0) {
             return Future.succeededFuture(ref.id);
         }
-        return txn.read(CUSTOMER_NAME, nameKey(ref.w, ref.d, ref.lastName)).map(row -> {
+        // Its result names the customer's key: key-dependent (Txn#readKeyDependent).
+        return txn.readKeyDependent(CUSTOMER_NAME, nameKey(ref.w, ref.d, ref.lastName)).map(row -> {
             final int n = row.getInt(CN.COUNT);
             return row.getShort(CN.IDS + 2 * ((n + 1) / 2 - 1)) & 0xffff;
         });
@@ -694,8 +736,10 @@ public final class Tpcc {
         final Future<UnsafeBuffer> warehouse = txn.readForUpdate(WAREHOUSE, w);
         final Future<UnsafeBuffer> district = txn.readForUpdate(DISTRICT, dk);
         final Future<Integer> id = resolve(txn, customer);
-        final Future<UnsafeBuffer> cust = id.compose(c -> txn.readForUpdate(CUSTOMER,
-            customerKey(customer.w, customer.d, c)));
+        // By last name the customer's key came from a read: a key-dependent read (§4.3).
+        final Future<UnsafeBuffer> cust = id.compose(c -> customer.lastName < 0
+            ? txn.readForUpdate(CUSTOMER, customerKey(customer.w, customer.d, c))
+            : txn.readForUpdateKeyDependent(CUSTOMER, customerKey(customer.w, customer.d, c)));
         return Future.all(warehouse, district, cust).map(all -> {
             final int c = id.result();
             final UnsafeBuffer wr = warehouse.result();
@@ -736,7 +780,7 @@ public final class Tpcc {
     public static Future<Long> orderStatus(final Txn txn, final CustomerRef customer) {
         return resolve(txn, customer).compose(c -> {
             final long ck = customerKey(customer.w, customer.d, c);
-            return Future.all(txn.read(CUSTOMER, ck), txn.read(LAST_ORDER, ck)).compose(all -> {
+            return Future.all(txn.read(CUSTOMER, ck), txn.readKeyDependent(LAST_ORDER, ck)).compose(all -> {
                 final int o = all.<UnsafeBuffer>resultAt(1).getInt(0);
                 return txn.read(ORDER, orderKey(customer.w, customer.d, o)).compose(order -> {
                     final List<Future<UnsafeBuffer>> lines = new ArrayList<>();
@@ -768,7 +812,7 @@ public final class Tpcc {
     private static Future<Void> deliverOne(final Txn txn, final int w, final int d, final int carrier,
                                            final long now) {
         final long dk = districtKey(w, d);
-        return txn.readForUpdate(DELIVERY_CURSOR, dk).compose(cursor -> {
+        return txn.readForUpdateKeyDependent(DELIVERY_CURSOR, dk).compose(cursor -> { // it names the order
             final int o = cursor.getInt(0);
             final long ok = orderKey(w, d, o);
             return txn.readForUpdate(NEW_ORDER, ok).transform(found -> {
@@ -808,7 +852,7 @@ public final class Tpcc {
 
     /** StockLevel (§2.8), read-only: distinct items of the district's last 20 orders with stock below threshold. */
     public static Future<Long> stockLevel(final Txn txn, final int w, final int d, final int threshold) {
-        return txn.read(DISTRICT, districtKey(w, d)).compose(dist -> {
+        return txn.readKeyDependent(DISTRICT, districtKey(w, d)).compose(dist -> { // it names the orders
             final int next = dist.getInt(D.NEXT_O_ID);
             final int first = Math.max(1, next - 20);
             final List<Future<UnsafeBuffer>> orders = new ArrayList<>();

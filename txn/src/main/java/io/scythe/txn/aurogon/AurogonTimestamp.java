@@ -32,9 +32,10 @@ public final class AurogonTimestamp {
                 + " must each be within [0, 255]");
         }
         final long clock = clockNs + BIAS_NS;
-        if (clock < 0 || clock > MAX_CLOCK) {
+        // Clock 0 is refused: server 0's loop 0 would pack it to 0, LOADED_VERSION, which no timestamp may equal.
+        if (clock < 1 || clock > MAX_CLOCK) {
             throw new IllegalArgumentException("clock reading " + clockNs + " ns is outside Aurogon's 47-bit range ["
-                + -BIAS_NS + ", " + (MAX_CLOCK - BIAS_NS) + "]");
+                + (1 - BIAS_NS) + ", " + (MAX_CLOCK - BIAS_NS) + "]");
         }
         return clock << ID_BITS | (long) server << 8 | loop;
     }

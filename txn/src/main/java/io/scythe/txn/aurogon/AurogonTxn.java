@@ -28,8 +28,9 @@ import java.util.Map;
  * ({@link AurogonClock}); every read is a READ RPC to the record's participant at that timestamp, which never fails
  * and needs no commit round; a read of a read-modify-write ({@link #readForUpdate}) carries the pre-attach flag, so
  * the participant installs the write's PENDING version before the read runs and an install failure aborts at once
- * (§4.3); the value comes at commit. A write not pre-attached (pre-attaching off, or a key first read by
- * {@link #read}) is installed at commit, one INSTALL per record (the "PW" round and its vulnerable interval, Fig. 5).
+ * (§4.3); the value comes at commit. A write not pre-attached (a key first read by {@link #read}, an insert, a
+ * delete) is installed when it is buffered with pre-attaching on ({@link #installEarly}: right after the reads it
+ * depends on), at commit with it off, one INSTALL per record (the "PW" round and its vulnerable interval, Fig. 5).
  * Commit: after every install succeeded, a COMMIT with the value to each written record and a ROLLBACK of each
  * pre-attached version the attempt did not write; abort: a ROLLBACK of every version it installed, once nothing of it
  * is in flight. A value longer than one RRPC bucket is read in parts (READ, then READ_MORE of the same version) and
@@ -44,8 +45,8 @@ import java.util.Map;
  * answered ORPHAN (parked on a version whose coordinator went silent) resolves that transaction through the backups
  * ({@link CoordinatorRecovery}) and reads again; a reply's orphan hint starts such a resolution in the background.
  *
- * <p>Not built yet (issue 20): SPS mode, key-dependent deferral bypass as a request flag of the {@code Txn} API (the
- * wire flag exists: {@link Participant#FLAG_NO_DEFER}). The commit answers after the COMMIT acknowledgements (and the
+ * <p>Key-dependent reads ({@link #readKeyDependent}) carry {@link Participant#FLAG_NO_DEFER}. Not built yet (issue
+ * 20): SPS mode. The commit answers after the COMMIT acknowledgements (and the
  * backups' APPLY), where the paper answers while sending them.
  */
 final class AurogonTxn implements Txn {
@@ -234,16 +235,31 @@ final class AurogonTxn implements Txn {
 
     @Override
     public Future<UnsafeBuffer> read(final String table, final long key) {
-        return access(table, key, false);
+        return access(table, key, false, false);
     }
 
     @Override
     public Future<UnsafeBuffer> readForUpdate(final String table, final long key) {
-        return access(table, key, techniques.preattach());
+        return access(table, key, techniques.preattach(), false);
     }
 
-    /** The pre-attach choice of the access being created ({@link #newAccess}). */
-    private boolean attaching;
+    /** A READ carrying {@link Participant#FLAG_NO_DEFER}: never deferred (§4.3, key-dependent requests). */
+    @Override
+    public Future<UnsafeBuffer> readKeyDependent(final String table, final long key) {
+        return access(table, key, false, true);
+    }
+
+    /** A pre-attaching READ (when pre-attaching is on) carrying {@link Participant#FLAG_NO_DEFER}. */
+    @Override
+    public Future<UnsafeBuffer> readForUpdateKeyDependent(final String table, final long key) {
+        return access(table, key, techniques.preattach(), true);
+    }
+
+    /** With pre-attaching (or {@code dst-to-eager}) a write not pre-attached is installed when it is buffered. */
+    @Override
+    public boolean sendsWritesEarly() {
+        return techniques.preattach() || techniques.eagerWrites();
+    }
 
     /**
      * How long an attempt's reads wait on suspects left in doubt ({@link CoordinatorRecovery.InDoubt}) before it
@@ -280,12 +296,12 @@ final class AurogonTxn implements Txn {
         return timers.after(IN_DOUBT_RETRY_NS);
     }
 
-    private boolean preattachOf(final Access a) {
-        return attaching && !a.readOnlyTable();
-    }
-
-    private Future<UnsafeBuffer> access(final String table, final long key, final boolean preattach) {
-        attaching = preattach;
+    /**
+     * The READ of a key not yet accessed: pre-attaching ({@code preattach}, never on a read-only table), never
+     * deferred ({@code keyDependent}); a key already accessed answers what its first access read.
+     */
+    private Future<UnsafeBuffer> access(final String table, final long key, final boolean preattach,
+                                        final boolean keyDependent) {
         if (finished) {
             return Future.failedFuture(new IllegalStateException("transaction " + Long.toHexString(id)
                 + " is over"));
@@ -301,7 +317,7 @@ final class AurogonTxn implements Txn {
         }
         Access a = byKey.get(new Key(table, key));
         if (a == null) {
-            a = newAccess(table, key, t);
+            a = newAccess(table, key, t, preattach, keyDependent);
         }
         if (a.deleting) {
             return Future.failedFuture(new UnknownKeyException("key " + key + " of " + table + " is deleted"));
@@ -312,11 +328,12 @@ final class AurogonTxn implements Txn {
         return a.fetch.map(AurogonTxn::valueCopy);
     }
 
-    private Access newAccess(final String table, final long key, final Catalog.Table t) {
+    private Access newAccess(final String table, final long key, final Catalog.Table t, final boolean preattach,
+                             final boolean keyDependent) {
         final Access a = new Access(table, key, t.partitionOf(key));
         accesses.add(a);
         byKey.put(new Key(table, key), a);
-        a.fetch = fetch(a, preattachOf(a));
+        a.fetch = fetch(a, preattach && !a.readOnlyTable(), keyDependent);
         inFlight.add(a.fetch);
         return a;
     }
@@ -327,15 +344,16 @@ final class AurogonTxn implements Txn {
      * lost reply): the version counts as installed ({@code locked}, so an abort rolls it back and releases the reads
      * parked on it; rolling back nothing is a no-op) unless the participant answered that it installed nothing.
      */
-    private Future<Access> fetch(final Access a, final boolean preattach) {
+    private Future<Access> fetch(final Access a, final boolean preattach, final boolean keyDependent) {
         // A read-only table's record is never written: a deferral there waits for no straggling write (§4.2 defers
         // reads so that late writes get in), so its reads bypass it, as key-dependent ones do. Without this TPC-C's
         // Zipf-hot ITEM rows cost most NewOrders a 20 us deferral, the initial value then (medium contention, 1 client
         // a loop: aurogon was below dst-to once the participant's CPU was no bottleneck); it starts at 2 us now.
-        // Without the deferral technique (aurogon-pre, aurogon-2l) a pre-attaching read is not deferred either.
-        final int defer = techniques.deferral() && !a.readOnlyTable() ? 0 : Participant.FLAG_NO_DEFER;
-        final UnsafeBuffer request = header(a, preattach ? Participant.FLAG_PREATTACH | (techniques.deferral() ? 0
-            : Participant.FLAG_NO_DEFER) : defer);
+        // Without the deferral technique (aurogon-pre, aurogon-2l) a pre-attaching read is not deferred either. A
+        // key-dependent read (Txn#readKeyDependent) is never deferred (§4.3).
+        final int defer = techniques.deferral() && !keyDependent && (preattach || !a.readOnlyTable()) ? 0
+            : Participant.FLAG_NO_DEFER;
+        final UnsafeBuffer request = header(a, (preattach ? Participant.FLAG_PREATTACH : 0) | defer);
         a.locked = preattach;
         final Future<RpcReply> read = call(a, AurogonRpc.READ, request).recover(e -> unansweredAbort(e, "READ", a));
         return read.onFailure(e -> failed = e).compose(reply -> {
@@ -356,7 +374,7 @@ final class AurogonTxn implements Txn {
                 return CoordinatorRecovery.resolve(runtime, p.getLong(8), a.partition.node())
                     .recover(e -> unanswered(e) ? unansweredAbort(e, "the recovery of a suspect parked on by the READ",
                         a) : waitInDoubt(runtime.timers(), e, inDoubtSinceNs))
-                    .compose(resolved -> fetch(a, preattach));
+                    .compose(resolved -> fetch(a, preattach, keyDependent));
             }
             if (status == Participant.OK) {
                 final byte[] value = new byte[p.getInt(4)];
@@ -458,8 +476,19 @@ final class AurogonTxn implements Txn {
             throw new IllegalStateException("write of deleted key " + key + " of " + table + " (insert it)");
         }
         WriteSet.setNewValue(a, value, offset, length);
-        if (techniques.eagerWrites() && !a.locked && !a.inserted && !eagerInstalls.containsKey(a)) {
-            // The PW of Fig. 5 right after the read it depends on (Algorithm 1 lines 14-15), not at commit.
+        installEarly(a);
+    }
+
+    /**
+     * The PW of Fig. 5 (or an insert's or delete's version) sent when it is buffered, right after the reads it
+     * depends on (§4.3: "for a PW on a different record from R, Aurogon issues R and then sends PW's metadata to PW's
+     * record to pre-attach it"; Algorithm 1 lines 14-15), not at commit: a PENDING version with no value, the value
+     * in the COMMIT, as for a pre-attached read's. It shortens the vulnerable interval; it does not close it. With
+     * pre-attaching ({@code aurogon}, {@code aurogon-pre}, {@code aurogon-2l}) and {@code dst-to-eager}; a refusal
+     * aborts the attempt at commit. Not sent for a key whose own READ pre-attached it ({@code locked}).
+     */
+    private void installEarly(final Access a) {
+        if (sendsWritesEarly() && !a.locked && !eagerInstalls.containsKey(a)) {
             final Future<Void> installed = install(a);
             eagerInstalls.put(a, installed);
             inFlight.add(installed);
@@ -491,6 +520,7 @@ final class AurogonTxn implements Txn {
         } else {
             a.inserted = true;
         }
+        installEarly(a);
     }
 
     /** Buffers the delete of a key this attempt read: committed as an absence at the attempt's timestamp. */
@@ -514,6 +544,7 @@ final class AurogonTxn implements Txn {
         a.dirty = true;
         a.deleting = true;
         a.inserted = false;
+        installEarly(a);
     }
 
     @Override

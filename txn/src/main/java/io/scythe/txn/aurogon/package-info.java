@@ -17,7 +17,18 @@
  *       records (an 8-byte counter over 10 ms windows) defer reads by a per-record time driven by the write failure
  *       rate; absences as versions (inserts, deletes); a version GC bound.</li>
  *   <li><b>Coordinator</b> ({@link io.scythe.txn.aurogon.AurogonTxn}): reads need no commit round; the read of a
- *       read-modify-write carries the pre-attach flag (early abort, value at commit).</li>
+ *       read-modify-write carries the pre-attach flag (early abort, value at commit); a dependent write to another
+ *       record (a write, insert or delete not pre-attached) is INSTALLed PENDING when the procedure buffers it, right
+ *       after the read it depends on, its value at commit (§4.3; {@code Txn#sendsWritesEarly}, with pre-attaching
+ *       and in {@code dst-to-eager}); a read marked key-dependent ({@code Txn#readKeyDependent},
+ *       {@code readForUpdateKeyDependent}: its result names a later key, or its key came from a read) carries
+ *       {@code FLAG_NO_DEFER} and is never deferred. TPC-C marks NewOrder's district read, Payment's and
+ *       OrderStatus's last-name lookup and the customer read by it, OrderStatus's last-order read, Delivery's cursor
+ *       and StockLevel's district read; with early writes NewOrder inserts ORDER and NEW-ORDER as soon as the district
+ *       is read and each ORDER-LINE as soon as the district, its item and its stock are (every other protocol keeps
+ *       the old order: the simulator fingerprint is unchanged). {@code AurogonTxnTest
+ *       #shouldInstallDependentWritesToOtherRecordsRightAfterTheReadNotAtCommit},
+ *       {@code #shouldNeverDeferAKeyDependentReadWhereAnUnmarkedOneOnAHotRecordIsDeferred}.</li>
  * </ul>
  *
  * <p><b>Why not {@code io.scythe.storage.mv}'s MvTable</b>: it keeps one rts per object (so a read parked on a
@@ -70,7 +81,7 @@
  * ours are split compute and memory nodes (every access remote); {@code sim --colocate} makes CN i and MN i one
  * server (shared clocks, a ~100 ns local path for a request and its reply) and homes TPC-C's warehouses on the
  * servers. {@code dst-to-eager} is DST-TO sending each write's install at the write (Algorithm 1 lines 14-15) where
- * {@code dst-to} installs at commit; the workloads write after all their reads, so both measure the same there.
+ * {@code dst-to} installs at commit (TPC-C's NewOrder buffers its inserts early for it, as for pre-attaching).
  * Co-located, each of the server's loops serves its participant's requests from a queue of its own (coordinator loop
  * j's in queue j mod loops, on a modelled core of its own at {@code --mn-rpc-ns} a request; one core at
  * {@code --mn-rpc-ns / --loops} before issue 20's auroqueue).
@@ -552,8 +563,7 @@
  * #shouldJudgeATimedOutCallItsNodeTookAtOnceWithoutTheFailoverWait}, {@code RrpcTest
  * #shouldSayATimedOutCallWasTakenOnlyWhenTheServerAnsweredALaterCall}). Seed 44 is quiescent now.
  *
- * <p><b>Not built yet (issue 20)</b>: SPS mode, a {@code Txn}
- * API flag for key-dependent reads (the wire flag exists). Values longer than one RRPC bucket (TPC-C's 504-680-byte rows) travel
+ * <p><b>Not built yet (issue 20)</b>: SPS mode. Values longer than one RRPC bucket (TPC-C's 504-680-byte rows) travel
  * in parts (READ_MORE, STAGE, REPLICATE, FETCH: {@link io.scythe.txn.aurogon.AurogonRpc}); the paper's values fit
  * one message.
  */

@@ -21,6 +21,7 @@ import org.junit.jupiter.api.Test;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
 
@@ -141,6 +142,175 @@ class AurogonTxnTest {
             assertThat(node.services.service(ParticipantService.class).participant().violation()).isNull();
         }
         assertThat(shared.services.service(ParticipantService.class).participant().violation()).isNull();
+    }
+
+    /**
+     * Dependent writes to other records (§4.3, "Aurogon issues R and then sends PW's metadata to PW's record to
+     * pre-attach it"): under {@code aurogon-pre} an insert whose key the district-like read of key 7 named, and the
+     * write of key 9 read without pre-attaching, are installed PENDING at the attempt's timestamp right after they
+     * are buffered, before the commit is called, with no value until the COMMIT; the commit then gives every record
+     * its value. Under {@code dst-to} (its counterpart with pre-attaching off, the same DST clock) the same attempt
+     * installs them only at commit. Failed before the change: under {@code aurogon-pre} neither was pending.
+     */
+    @Test
+    void shouldInstallDependentWritesToOtherRecordsRightAfterTheReadNotAtCommit() throws Exception {
+        try (OneMemoryNode node = new OneMemoryNode("items", 32)) {
+            final Participant participant = node.services.service(ParticipantService.class).participant();
+            assertThat(dependentWrites(node, AurogonModule.AUROGON_PRE, 7, 9)).containsExactly(
+                "read 7: 100, names key 20", "pending before commit: 20 true, 9 true, 7 true", "committed",
+                "read after: 7=101 9=105 20=777");
+            assertThat(dependentWrites(node, AurogonModule.DST_TO, 10, 12)).containsExactly(
+                "read 10: 100, names key 23", "pending before commit: 23 false, 12 false, 10 false", "committed",
+                "read after: 10=101 12=105 23=777");
+            assertThat(participant.violation()).isNull();
+        }
+    }
+
+    /**
+     * One attempt of {@code protocol}: reads {@code source} for update, key-dependent (its value names the key it
+     * inserts: 13 + source + value - 100), reads {@code other} plainly, buffers the three writes, waits up to 20 ms
+     * for their pending versions at its timestamp, then commits; a reader checks the values.
+     */
+    private static List<String> dependentWrites(final OneMemoryNode node, final Protocol protocol, final long source,
+                                                final long other) throws Exception {
+        final Participant participant = node.services.service(ParticipantService.class).participant();
+        final List<String> seen = new ArrayList<>();
+        node.on(rt -> {
+            final AurogonTxn t = (AurogonTxn) protocol.begin(rt, false);
+            return t.readForUpdateKeyDependent("items", source).compose(v -> {
+                final long named = 13 + source + v.getLong(0) - 100; // the key the read's result names
+                seen.add("read " + source + ": " + v.getLong(0) + ", names key " + named);
+                final UnsafeBuffer row = new UnsafeBuffer(new byte[8]);
+                row.putLong(0, v.getLong(0) + 1);
+                t.write("items", source, row, 0, 8);
+                row.putLong(0, 777);
+                t.insert("items", named, row, 0, 8);
+                return t.read("items", other).compose(o -> {
+                    row.putLong(0, o.getLong(0) + 5);
+                    t.write("items", other, row, 0, 8);
+                    final java.util.function.BooleanSupplier installed = () ->
+                        pendingAt(participant, TABLE, named, t.timestamp())
+                            && pendingAt(participant, TABLE, other, t.timestamp());
+                    return waitFor(rt, installed, 200).map(x -> {
+                        seen.add("pending before commit: " + named + " "
+                            + pendingAt(participant, TABLE, named, t.timestamp()) + ", " + other + " "
+                            + pendingAt(participant, TABLE, other, t.timestamp()) + ", " + source + " "
+                            + pendingAt(participant, TABLE, source, t.timestamp()));
+                        return named;
+                    });
+                }).compose(named2 -> t.commit().map(ts -> {
+                    seen.add("committed");
+                    return named2;
+                }));
+            }).compose(named -> {
+                final Txn reader = protocol.begin(rt, false);
+                return Future.all(reader.read("items", source), reader.read("items", other),
+                    reader.read("items", named)).compose(all -> reader.commit().map(ts -> {
+                        seen.add("read after: " + source + "=" + all.<UnsafeBuffer>resultAt(0).getLong(0) + " "
+                            + other + "=" + all.<UnsafeBuffer>resultAt(1).getLong(0) + " " + named + "="
+                            + all.<UnsafeBuffer>resultAt(2).getLong(0));
+                        return ts;
+                    }));
+            });
+        });
+        return seen;
+    }
+
+    /** Succeeds once {@code done} holds or after {@code tries} checks 100 us apart. */
+    private static Future<Void> waitFor(final TxnRuntime rt, final java.util.function.BooleanSupplier done,
+                                        final int tries) {
+        return done.getAsBoolean() || tries <= 0 ? Future.succeededFuture()
+            : rt.timers().after(100_000).compose(v -> waitFor(rt, done, tries - 1));
+    }
+
+    /**
+     * A key-dependent read ({@link Txn#readKeyDependent}, {@link Txn#readForUpdateKeyDependent}: FLAG_NO_DEFER on the
+     * wire) is never deferred on a hot record, where an unmarked read ({@code read}, {@code readForUpdate}) there is.
+     * Each probe is sent right behind 64 attempts' key-dependent reads of key 5, all in one turn of the loop, so
+     * their timestamps are microseconds apart and it arrives with 64 requests in the last 10 ms (32 make a record
+     * hot), whatever the machine's load; the participant's count of deferred reads over the whole batch is the
+     * probe's (the 64 are marked too: without the flag they would be deferred as well). A batch that left the record
+     * cold is run again, up to 8 times. {@code aurogon-hostclock}: deferral and
+     * pre-attaching on, the host clock (2LClock needs the simulator's NIC clocks). Fails without the Txn API flag
+     * (marked reads were plain ones: "marked read: 100 hot deferred 1").
+     */
+    @Test
+    void shouldNeverDeferAKeyDependentReadWhereAnUnmarkedOneOnAHotRecordIsDeferred() throws Exception {
+        try (OneMemoryNode node = new OneMemoryNode("items", 32)) {
+            final Participant participant = node.services.service(ParticipantService.class).participant();
+            final Map<String, Function<Txn, Future<UnsafeBuffer>>> probes = new java.util.LinkedHashMap<>();
+            probes.put("marked read", t -> t.readKeyDependent("items", 5));
+            probes.put("unmarked read", t -> t.read("items", 5));
+            probes.put("marked rmw", t -> t.readForUpdateKeyDependent("items", 5));
+            probes.put("unmarked rmw", t -> t.readForUpdate("items", 5));
+            final List<String> hot = new ArrayList<>();
+            for (final Map.Entry<String, Function<Txn, Future<UnsafeBuffer>>> p : probes.entrySet()) {
+                for (int attempt = 0; attempt < 8; attempt++) {
+                    final String seen = node.on(rt -> {
+                        final long before = participant.deferredReads();
+                        final List<Future<?>> warm = new ArrayList<>();
+                        for (int i = 0; i < 64; i++) {
+                            final Txn x = AurogonModule.AUROGON_HOST_CLOCK.begin(rt, false);
+                            warm.add(x.readKeyDependent("items", 5).compose(v -> x.commit()));
+                        }
+                        final Txn t = AurogonModule.AUROGON_HOST_CLOCK.begin(rt, false);
+                        final Future<UnsafeBuffer> probed = p.getValue().apply(t);
+                        return Future.all(warm).compose(v -> probed).compose(v -> {
+                            final String r = p.getKey() + ": " + v.getLong(0) + (participant.hot(TABLE, 5) ? " hot"
+                                : " cold") + " deferred " + (participant.deferredReads() - before);
+                            return t.abort().map(x -> r);
+                        });
+                    });
+                    if (p.getKey().startsWith("marked")) {
+                        assertThat(seen).as("a key-dependent read is never deferred").endsWith("deferred 0");
+                    }
+                    if (seen.contains(" hot ")) {
+                        hot.add(seen);
+                        break;
+                    }
+                }
+            }
+            assertThat(hot).containsExactly("marked read: 100 hot deferred 0", "unmarked read: 100 hot deferred 1",
+                "marked rmw: 100 hot deferred 0", "unmarked rmw: 100 hot deferred 1");
+            assertThat(participant.violation()).isNull();
+        }
+    }
+
+    /**
+     * DST's chase ({@link AurogonClock#observe}, issue 20's B5h): a participant's answer that saw a timestamp 10 s
+     * ahead pulls a DST clock forward to it (no allowance for the one-way delay), so its next timestamp is above the
+     * one seen, with this loop's ids; an older or zero timestamp never pulls it back; the host clock ignores it.
+     */
+    @Test
+    void shouldChaseTheLargestTimestampSeenUnderDstOnly() throws Exception {
+        final long leadNs = 10_000_000_000L; // 10 s: no stall of a loaded machine lets the host clock catch up
+        final List<String> out = shared.on(rt -> {
+            final java.util.function.LongSupplier host = () -> rt.clocks() != null ? rt.clocks().hostNs()
+                : rt.timers().nowNs();
+            final AurogonClock dst = AurogonClock.of(rt, AurogonClock.Mode.DST);
+            final AurogonClock plain = AurogonClock.of(rt, AurogonClock.Mode.HOST);
+            final long first = dst.next();
+            final long ahead0 = dst.aheadNs();
+            final long before = host.getAsLong();
+            final long seen = AurogonTimestamp.pack(before + leadNs, 9, 9);
+            dst.observe(seen);
+            plain.observe(seen);
+            final long after = host.getAsLong();
+            final long ahead = dst.aheadNs();
+            assertThat(ahead).isBetween(Math.max(ahead0, before + leadNs - after), Math.max(ahead0, leadNs));
+            final long next = dst.next();
+            assertThat(next).isGreaterThan(seen);
+            assertThat(AurogonTimestamp.server(next)).isEqualTo(AurogonTimestamp.server(first));
+            assertThat(AurogonTimestamp.loop(next)).isEqualTo(AurogonTimestamp.loop(first));
+            dst.observe(AurogonTimestamp.pack(before + leadNs / 2, 9, 9));
+            dst.observe(0);
+            final List<String> r = new ArrayList<>();
+            r.add("dst ahead kept " + (dst.aheadNs() == ahead));
+            r.add("host ahead " + plain.aheadNs());
+            r.add("host below seen " + (plain.next() < seen));
+            return Future.succeededFuture(r);
+        });
+        assertThat(out).containsExactly("dst ahead kept true", "host ahead 0", "host below seen true");
     }
 
     private static byte[] fill(final int bytes, final long key) {
