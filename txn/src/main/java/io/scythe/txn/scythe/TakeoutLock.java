@@ -259,9 +259,13 @@ public final class TakeoutLock {
             final long lower = objects.getLongVolatile(header + ObjectLayout.LOWER_OFFSET);
             final long upper = objects.getLongVolatile(header + ObjectLayout.UPPER_OFFSET);
             final long queuedTs = objects.getLongVolatile(header + ObjectLayout.QUEUED_TS_OFFSET);
+            // A CAS, not a write: an insert's ticket (Table#takeLock) takes no stripe lock; it writes queued_ts whole
+            // before its FAA on lower, so a CAS that finds queued_ts changed leaves the bit clear (the stop-55 review's
+            // S1; unreachable while both run on one RPC loop). Its word is a fresh timestamp, never the old value: a
+            // transaction that held a shared ticket of the object and then writes it aborts (no upgrade).
             if ((queuedTs & READERS_ONLY) == 0
                 && readersAhead(atTail(runs, object, lower, incarnation(objects, header)), lower, upper, false)) {
-                objects.putLongVolatile(header + ObjectLayout.QUEUED_TS_OFFSET, queuedTs | READERS_ONLY);
+                objects.compareAndSetLong(header + ObjectLayout.QUEUED_TS_OFFSET, queuedTs, queuedTs | READERS_ONLY);
             }
             return released;
         }
