@@ -68,8 +68,13 @@ public final class TakeoutLock {
      * An exclusive ticket {@code t} is outstanding exactly while {@code upper <= t}: {@code upper} passes it only by
      * its holder's +1 (or recovery's skip of it), since readers behind it hold, so release, only once {@code upper}
      * passed it and a shared release before its turn is refused ({@link TicketLedger#releaseShared}). The bit is
-     * recomputed only at grants: after a writer ahead of a run releases it stays clear until the next reader's grant
-     * (conservative: a validation then aborts as before).
+     * recomputed at grants and at shared releases ({@link #releaseShared}, issue 22, helper shared22): a release sets
+     * it where the run at the tail then covers what is outstanding ({@code upper >= start}) or nothing is, so once the
+     * writer ahead of a run released, the run's first reader to release sets it again and later validations pass the
+     * rest of the run. Only a raise of {@code upper} past every exclusive ticket can make that true, and the writer's
+     * own FAA is that raise, so setting it there keeps the invariant. An exclusive release (a one-sided FAA the memory
+     * node's CPU does not see) and a recovery's skip recompute nothing: the bit stays clear until the next shared
+     * grant or release (conservative: a validation then aborts as before).
      */
     public static final long READERS_ONLY = 1L << 63;
 
@@ -239,6 +244,43 @@ public final class TakeoutLock {
     }
 
     /**
+     * Releases a shared ticket of the object at {@code header} (the caller checked the caller holds it: {@link
+     * TicketLedger#releaseShared}): 1 added to {@code upper}, then {@link #READERS_ONLY} set if every ticket still
+     * outstanding is a reader's, by the same rule a shared grant uses (nothing outstanding, or the run at the tail of
+     * the queue covers {@code upper}). Under the stripe lock, so no grant interleaves; an exclusive holder's FAA on
+     * {@code upper} may, but it only raises {@code upper}, which keeps "the run covers it" true.
+     *
+     * @return {@code upper} after this release's +1 (later FAAs not counted)
+     */
+    public static long releaseShared(final AtomicBuffer objects, final int header, final long object,
+                                     final Runs runs) {
+        synchronized (stripe(header)) {
+            final long released = objects.getAndAddLong(header + ObjectLayout.UPPER_OFFSET, 1) + 1;
+            final long lower = objects.getLongVolatile(header + ObjectLayout.LOWER_OFFSET);
+            final long upper = objects.getLongVolatile(header + ObjectLayout.UPPER_OFFSET);
+            final long queuedTs = objects.getLongVolatile(header + ObjectLayout.QUEUED_TS_OFFSET);
+            // A CAS, not a write: an insert's ticket (Table#takeLock) takes no stripe lock; it writes queued_ts whole
+            // before its FAA on lower, so a CAS that finds queued_ts changed leaves the bit clear (the stop-55 review's
+            // S1; unreachable while both run on one RPC loop). Its word is a fresh timestamp, never the old value: a
+            // transaction that held a shared ticket of the object and then writes it aborts (no upgrade).
+            if ((queuedTs & READERS_ONLY) == 0
+                && readersAhead(atTail(runs, object, lower, incarnation(objects, header)), lower, upper, false)) {
+                objects.compareAndSetLong(header + ObjectLayout.QUEUED_TS_OFFSET, queuedTs, queuedTs | READERS_ONLY);
+            }
+            return released;
+        }
+    }
+
+    /**
+     * {@link #READERS_ONLY}'s rule: every ticket of {@code [upper, lower)} a reader's, given the bit already said so
+     * ({@code bitSet}), or nothing is outstanding, or the run at the tail ({@code tail}, closed or not: readers all;
+     * null when none) covers {@code upper}.
+     */
+    private static boolean readersAhead(final Run tail, final long lower, final long upper, final boolean bitSet) {
+        return bitSet || lower == upper || tail != null && upper >= tail.start;
+    }
+
+    /**
      * The turns a shared request on the object at {@code header} would wait for now, as {@link #lockShared} counts
      * them against the hot watermark: 0 when it would join a reader run already served, and a closed run directly
      * ahead as one turn. Racy (no stripe lock): for the heuristic wait only.
@@ -306,8 +348,7 @@ public final class TakeoutLock {
             } else {
                 // Every ticket ahead a reader's (READERS_ONLY's invariant): the bit was set, or nothing was
                 // outstanding, or the run at the tail (closed or not: readers all) covers what is outstanding.
-                final boolean readersOnly = out.readersOnly || lower == out.upper
-                    || tail != null && out.upper >= tail.start;
+                final boolean readersOnly = readersAhead(tail, lower, out.upper, out.readersOnly);
                 take(objects, header, lower, ts, readersOnly, out);
                 out.turn = turn;
                 extend(runs, object, tail, trailing, lower, tsBefore, incarnation);

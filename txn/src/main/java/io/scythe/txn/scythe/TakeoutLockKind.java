@@ -69,8 +69,10 @@ public final class TakeoutLockKind implements LockKind {
      * write nothing to x, so they add no edge on x at all (two reads never conflict).
      *
      * <p>A writer that queues between T's read and its validation: if it is still outstanding at {@code tau} its grant
-     * cleared the bit and no later reader's grant set it again (the run behind a writer does not cover it until it is
-     * released), so the validation aborts as before; if it released before {@code tau} having written x, the version
+     * cleared the bit and no later reader's grant or shared release set it again (both set it only where nothing is
+     * outstanding or the run at the tail covers {@code upper}, and the run behind a writer does not until {@code upper}
+     * passed the writer's ticket, which only its own FAA does, or recovery's skip of a dead node's cancelled ticket),
+     * so the validation aborts as before; if it released before {@code tau} having written x (a reader's grant or release may have set the bit since), the version
      * changed and the validation aborts; if it released having written nothing to x, it is a reader of x and nothing
      * conflicts. The READ is one of the header: the words are read in address order ({@code queued_ts} at 16 before the
      * version at 32), so a bit seen set means every writer released earlier had its version written before the version

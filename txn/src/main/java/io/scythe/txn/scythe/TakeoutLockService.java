@@ -219,13 +219,13 @@ public final class TakeoutLockService implements io.scythe.bridge.Bridge.Poller 
             answerBad(responder);
             return;
         }
-        final long upper = table.objectMemory().getAndAddLong(header + io.scythe.storage.ObjectLayout.UPPER_OFFSET,
-            1);
+        final long upper = TakeoutLock.releaseShared(table.objectMemory(), header,
+            TicketLedger.objectKey(table, header), ledger);
         sharedReleased++;
         reply.setMemory(0, LockRpc.REPLY_BYTES, (byte) 0);
         reply.putInt(LockRpc.STATUS_OFFSET, TakeoutLock.GRANTED);
         reply.putLong(LockRpc.TICKET_OFFSET, ticket);
-        reply.putLong(LockRpc.UPPER_OFFSET, upper + 1);
+        reply.putLong(LockRpc.UPPER_OFFSET, upper);
         responder.reply(reply, 0, LockRpc.REPLY_BYTES);
     }
 

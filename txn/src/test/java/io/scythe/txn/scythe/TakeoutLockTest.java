@@ -122,6 +122,44 @@ class TakeoutLockTest {
         return TakeoutLock.lock(objects, 0, 7, ts, true, Watermarks.DEFAULT, runs, out);
     }
 
+    private void releaseShared() {
+        TakeoutLock.releaseShared(objects, 0, 7, runs);
+    }
+
+    /**
+     * READERS_ONLY recomputed at a shared release (issue 22, helper shared22; the stop-54 review's S3): once the writer
+     * ahead of a reader run released, the first reader of the run to release sets the bit again, so later validations
+     * pass the rest of the run; a release while a writer is still outstanding leaves it clear. Failed before the
+     * change: a release only added to upper, and the bit stayed clear until the next reader's grant.
+     */
+    @Test
+    void shouldSetReadersOnlyAgainWhenASharedReleaseLeavesOnlyReadersOutstanding() {
+        lockShared(10);
+        lockShared(11); // run [0, 2)
+        assertThat(lockWriter(20).ticket).isEqualTo(2);
+        lockShared(30);
+        lockShared(31);
+        lockShared(32); // run [3, 6) behind the writer
+        assertThat(out.turn).isEqualTo(3);
+        assertThat(readersOnly()).isFalse();
+        releaseShared();
+        releaseShared(); // the readers of turn 0: the writer holds now
+        assertThat(upper()).isEqualTo(2);
+        assertThat(readersOnly()).as("the writer still outstanding").isFalse();
+        unlock(); // the writer's one-sided FAA: the memory node's CPU does not see it
+        assertThat(readersOnly()).as("nothing recomputes at an exclusive release").isFalse();
+        releaseShared(); // one reader of turn 3: only the other two readers outstanding
+        assertThat(upper()).isEqualTo(4);
+        assertThat(readersOnly()).as("set again by the shared release").isTrue();
+        assertThat(objects.getLong(ObjectLayout.QUEUED_TS_OFFSET) & ~TakeoutLock.READERS_ONLY)
+            .as("queued_ts itself untouched").isEqualTo(32);
+        assertThat(lockWriter(40).ticket).isEqualTo(6);
+        assertThat(readersOnly()).as("a writer's grant clears it").isFalse();
+        releaseShared();
+        releaseShared(); // the run's last readers: the writer of ticket 6 holds
+        assertThat(readersOnly()).as("not while the writer is outstanding").isFalse();
+    }
+
     /**
      * queued_ts's READERS_ONLY bit (issue 22, helper sharedval): set only while every outstanding ticket is a reader's,
      * so a one-sided validation may pass the readers; never while a writer holds or waits; the timestamp rule reads
@@ -140,8 +178,8 @@ class TakeoutLockTest {
         assertThat(lockShared(30).turn).as("a run behind the writer").isEqualTo(3);
         assertThat(readersOnly()).as("the writer still outstanding ahead of it").isFalse();
         unlock();
-        unlock(); // the two readers of turn 0
-        assertThat(readersOnly()).as("recomputed at grants only: conservative").isFalse();
+        unlock(); // the two readers of turn 0 (raw +1s, not TakeoutLock#releaseShared: recompute nothing)
+        assertThat(readersOnly()).as("the writer still outstanding").isFalse();
         unlock(); // the writer
         assertThat(lockShared(31).turn).as("joins the run at the tail, which covers what is outstanding").isEqualTo(3);
         assertThat(readersOnly()).isTrue();
