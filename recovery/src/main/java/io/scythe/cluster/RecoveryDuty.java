@@ -88,7 +88,9 @@ import java.util.stream.Collectors;
  * the four writes that record a recovery, a release) runs on a thread of the duty's and is waited for at most {@link
  * #CALL_MS}: one that takes longer is logged ({@code WARN recovery duty: STEP did not finish within ...}) and given up,
  * and the rescan it brings tries again (a recovery whose record was given up is run again: idempotent, under the same
- * claim). A recovery attempt logs each step as it starts ({@code recovering NODE.eN (claim C): LOG_LIST of ... on
+ * claim; unless the write given up landed meanwhile, when the record it finds, under this CN's claim, counts as this
+ * CN's success: {@link #recordedLate}; a removal of the owed entry given up after the record was written is left to
+ * that next look, the success counted already). A recovery attempt logs each step as it starts ({@code recovering NODE.eN (claim C): LOG_LIST of ... on
  * mn0}, the log READs, the roll-forward, RELEASE_NODE, then each write of its record), warns every {@link
  * #STEP_WARN_MS} while it waits on one (what, since when, from a thread of its own) and is handed over at {@link
  * #STALLED_MS}. So a recovery that waits on anything says what within {@link #STEP_WARN_MS}, and one that cannot finish
@@ -225,6 +227,14 @@ public final class RecoveryDuty {
      */
     private final Set<String> leftForOperator = ConcurrentHashMap.newKeySet();
     private final List<JsonObject> recoveries = new CopyOnWriteArrayList<>();
+    /**
+     * Recoveries that succeeded here but whose record ({@value #RECOVERED}, or a write before it) was given up
+     * ({@link #callMs}): the write runs on and may land later. Taken as this CN's success ({@link #recoveries}) when a
+     * later look finds the record written under this CN's claim ({@link #recordedLate}); cleared when a rerun records
+     * it. Before (issue 23 §1, dutyd1b), a given-up write that landed made the rescan drop the entry as recovered
+     * already and the success was never counted: CI 194's RecoveryDutyTest waited 20 s for it under load.
+     */
+    private final Map<String, JsonObject> unrecorded = new ConcurrentHashMap<>();
     /** Told of every recovery and failed attempt as it is recorded (the node's metrics). */
     private volatile java.util.function.Consumer<JsonObject> onRecorded = r -> { };
     /** Memory nodes failed over (removed by the memory-node configuration): not waited for. */
@@ -369,7 +379,10 @@ public final class RecoveryDuty {
             if (e.getCause() instanceof Error r) {
                 throw r;
             }
-            throw new IllegalStateException(step + " failed", e.getCause());
+            // A checked failure of a Hazelcast call (MemberLeftException is one, a member leaving mid-call): a map
+            // operation that failed, looked at again by a rescan (considerSafely), not an entry left as unreadable
+            // (issue 23 §1, dutyd1b: as an IllegalStateException it was logged "not handled" and never looked at again).
+            throw new com.hazelcast.core.HazelcastException(step + " failed", e.getCause());
         } catch (final InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new IllegalStateException(step + " interrupted", e);
@@ -811,8 +824,10 @@ public final class RecoveryDuty {
             || leftForOperator.contains(incarnation)) {
             return; // looked at again once its recovery finished (run) or on its retry (finish); never once handed over
         }
-        if (call("whether " + incarnation + " was recovered (" + RECOVERED + ")",
-            () -> wasRecovered(hazelcast, incarnation))) {
+        final String record = call("whether " + incarnation + " was recovered (" + RECOVERED + ")",
+            () -> hazelcast.<String, String>getMap(RECOVERED).get(incarnation));
+        if (record != null) {
+            recordedLate(incarnation, record);
             call("dropping the owed entry of " + incarnation + " (recovered already)", () -> {
                 dropRecovered(incarnation, value);
                 return null;
@@ -876,6 +891,28 @@ public final class RecoveryDuty {
             throw e;
         }
         run(incarnation, new JsonObject(mine), mine);
+    }
+
+    /**
+     * {@code incarnation} was found recorded ({@code record}, its {@value #RECOVERED} value): if this CN's recovery of it
+     * succeeded and its record write was given up ({@link #unrecorded}), and the record is that write's (this
+     * incarnation the claimant, under its claim), the write landed late: the success counts here, once.
+     */
+    private void recordedLate(final String incarnation, final String record) {
+        final JsonObject pending = unrecorded.get(incarnation);
+        if (pending == null) {
+            return;
+        }
+        final JsonObject written = new JsonObject(record);
+        if (!unrecorded.remove(incarnation, pending)) {
+            return; // counted meanwhile
+        }
+        if (incarnation(node, epoch).equals(written.getString("claimant"))
+            && java.util.Objects.equals(pending.getLong("claim"), written.getLong("claim"))) {
+            record(pending);
+            log.accept("recovery of " + incarnation + " recorded by a write given up that landed later: "
+                + pending.encode());
+        }
     }
 
     /** Drops the owed entry {@code value} of {@code incarnation}, which was recovered. Blocks (map operations). */
@@ -1121,6 +1158,9 @@ public final class RecoveryDuty {
             // runs the recovery again (idempotent) and records it then; a call that lands late writes what a retry
             // writes. Logged one by one: CI 193's stall (issue 23 §1) could have been any of them.
             final long claim = owed.getLong("claim");
+            // A write given up may still land (it runs on): remembered, so that a later look that finds the record
+            // written under this claim counts this success (recordedLate) instead of dropping the entry silently.
+            unrecorded.put(incarnation, done);
             recording(incarnation, claim, "marking " + owed.getString("cn") + "'s registry entry recovered ("
                 + ScytheNode.NODES + ")", () -> {
                     markRecovered(owed);
@@ -1139,9 +1179,17 @@ public final class RecoveryDuty {
                 .put("prefix", owed.getLong("prefix", 0L)).put("atMs", System.currentTimeMillis()).encode();
             recording(incarnation, claim, "its record (" + RECOVERED + ")",
                 () -> hazelcast.<String, String>getMap(RECOVERED).put(incarnation, record));
-            if (!recording(incarnation, claim, "removing its owed entry (" + OWED + ")",
-                () -> owed().remove(incarnation, claimedValue))) {
-                log.accept("owed entry of " + incarnation + " changed during its recovery; left in place");
+            unrecorded.remove(incarnation, done);
+            // Recorded for good: the owed entry's removal, if given up, is left to the next look (consider finds the
+            // record and drops the entry; run looks once more right after this), and the success counts now. Before,
+            // a removal given up failed the finish ("not recorded") and, once it landed, nothing counted the success.
+            try {
+                if (!recording(incarnation, claim, "removing its owed entry (" + OWED + ")",
+                    () -> owed().remove(incarnation, claimedValue))) {
+                    log.accept("owed entry of " + incarnation + " changed during its recovery; left in place");
+                }
+            } catch (final CallTimedOut e) {
+                rescanLater(e);
             }
         } else if (io.scythe.txn.recovery.CnRecovery.writesInDoubt(ar.cause())) {
             // A verb of the attempt may still execute (a transport timeout): retried here on a new connection, the
