@@ -923,7 +923,8 @@ public final class ScytheNode implements AutoCloseable {
         // serves (issue 18, review R1): a memory node's settling floors above it once this node is down.
         final io.scythe.txn.spi.ProtocolModule boundModule = io.scythe.txn.spi.ProtocolRegistry.moduleOf(
             config.protocol());
-        final io.scythe.txn.spi.ClockBound clockBound = boundModule.clockBound(protocol);
+        // System.nanoTime: the clock of every loop's bridge on a cluster node (BridgeVerticle's SystemNanoClock).
+        final io.scythe.txn.spi.ClockBound clockBound = boundModule.clockBound(protocol, System::nanoTime);
         if (clockBound != null) {
             clockBound.published(failover.publishClockBound(config.node(), clockBound.nextBound()));
         }

@@ -36,11 +36,7 @@ class CalvinMnCrashSimTest extends SimVertxTest {
         base.redoLog(redoLog);
         final SimOptions options = Explorer.crashMemoryNode(base, 1, Faults.DEFAULT_DETECT_NS);
         final Explorer.Outcome outcome = Explorer.check(vertx, w, options);
-        assertThat(outcome.failure()).as(String.valueOf(outcome.failure())).isNull();
-        final JsonObject sim = outcome.run().getJsonObject("sim");
-        assertThat(outcome.gaveUp()).as("a loop gave up: " + sim.getValue("gave_up")).isFalse();
-        assertThat(sim.getBoolean("quiescent")).isTrue();
-        assertThat(sim.getJsonObject("history").getLong("committed")).as(sim.encode()).isPositive();
+        final JsonObject sim = RccMnCrashSimTest.cleanRun(outcome);
         final JsonObject paths = sim.getJsonObject("paths_taken", new JsonObject());
         assertThat(paths.getLong(CalvinModule.WRITE_BACK_AGAIN_ON_FAILOVER, 0L)
             + paths.getLong(CalvinModule.READ_AGAIN_ON_FAILOVER, 0L)

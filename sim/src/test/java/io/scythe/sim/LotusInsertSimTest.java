@@ -411,7 +411,7 @@ class LotusInsertSimTest extends SimVertxTest {
         try {
             run = sim.run(vertx).run().toJson();
         } finally {
-            LotusModule.oneSidedInserts(false); // back to the default (off: TODO lotusins-mn-failover)
+            LotusModule.oneSidedInserts(false); // back to the default (off: TODO lotusins-return)
         }
         System.out.println(what + ": " + committed.size() + " inserted, reads " + counts[0] + "/" + counts[1] + ", "
             + run.getJsonObject("sim").encode());
@@ -486,7 +486,7 @@ class LotusInsertSimTest extends SimVertxTest {
                 }
             }
         } finally {
-            LotusModule.oneSidedInserts(false); // back to the default (off: TODO lotusins-mn-failover)
+            LotusModule.oneSidedInserts(false); // back to the default (off: TODO lotusins-return)
         }
         return out;
     }

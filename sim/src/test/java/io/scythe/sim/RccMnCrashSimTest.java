@@ -49,14 +49,10 @@ class RccMnCrashSimTest extends SimVertxTest {
         final SimOptions options = Explorer.crashMemoryNode(Explorer.lengthened(tpcc, Explorer.options(protocol, seed))
             .memoryNodes(3).replicas(2), 1, Faults.DEFAULT_DETECT_NS);
         final Explorer.Outcome outcome = Explorer.check(vertx, tpcc, options);
-        assertThat(outcome.failure()).as(String.valueOf(outcome.failure())).isNull();
-        final JsonObject sim = outcome.run().getJsonObject("sim");
-        assertThat(outcome.gaveUp()).as("a loop gave up: " + sim.getValue("gave_up")).isFalse();
-        assertThat(sim.getBoolean("quiescent")).isTrue();
-        // Commits over the whole run: the explorer's TPC-C window measures none in seeds 2, 6 and 8 of
+        // Commits over the whole run (cleanRun): the explorer's TPC-C window measures none in seeds 2, 6 and 8 of
         // rcc-nowait, with or without the crash (`sim --explore 1 --seed S --replicas 2 --mns 3 --workload tpcc
         // --protocols rcc-nowait`: 0 committed), so `committed` cannot tell a stalled run here; 6 or 7 commit in all.
-        assertThat(sim.getJsonObject("history").getLong("committed")).as(sim.encode()).isPositive();
+        final JsonObject sim = cleanRun(outcome);
         final JsonObject paths = sim.getJsonObject("paths_taken", new JsonObject());
         assertThat(paths.getLong(OneSidedTxn.LATE_RELEASE_ON_REMOVED_NODE, 0L)).as(paths.encode()).isPositive();
     }
@@ -91,5 +87,18 @@ class RccMnCrashSimTest extends SimVertxTest {
         assertThat(sim.getBoolean("quiescent")).isTrue();
         assertThat(run.getJsonObject("conserved").getBoolean("ok")).isTrue();
         return run;
+    }
+
+    /**
+     * The run's {@code sim} report, once checked clean: no check failed, no loop gave up, quiescent at the end, and
+     * something committed over the whole run (a stalled run commits nothing).
+     */
+    static JsonObject cleanRun(final Explorer.Outcome outcome) {
+        assertThat(outcome.failure()).as(String.valueOf(outcome.failure())).isNull();
+        final JsonObject sim = outcome.run().getJsonObject("sim");
+        assertThat(outcome.gaveUp()).as("a loop gave up: " + sim.getValue("gave_up")).isFalse();
+        assertThat(sim.getBoolean("quiescent")).isTrue();
+        assertThat(sim.getJsonObject("history").getLong("committed")).as(sim.encode()).isPositive();
+        return sim;
     }
 }

@@ -38,8 +38,9 @@ public final class LotusModule implements ProtocolModule {
 
     /**
      * Whether Lotus inserts one-sided ({@code LotusTxn#insertOneSided}; also {@code -Dscythe.lotus.oneSidedInserts=true})
-     * or by INSERT RPC (the default, as before helper lotusins, until TODO lotusins-mn-failover and the review's
-     * findings in the package doc are closed): for tests and comparisons, which set it back to false.
+     * or by INSERT RPC (the default, as before helper lotusins, until TODO lotusins-return, phantom seed 16 under a
+     * memory-node crash, and the review's findings in the package doc are closed): for tests and comparisons, which set
+     * it back to false.
      */
     public static void oneSidedInserts(final boolean oneSided) {
         LotusTxn.oneSidedInserts = oneSided;

@@ -143,9 +143,12 @@ public final class RccClock {
         return false;
     }
 
-    /** A bound on a compute node's RCC clocks: {@link #BOUND_LEAD_NS} ahead of the host's monotonic clock, in ticks. */
-    public static io.scythe.txn.spi.ClockBound hostBound() {
-        return new io.scythe.txn.spi.ClockBound(() -> (System.nanoTime() >>> TICK_SHIFT) & MAX_TICKS,
+    /**
+     * A bound on a compute node's RCC clocks: {@link #BOUND_LEAD_NS} ahead of {@code nowNs}, the clock its loops' timers
+     * read, in ticks.
+     */
+    public static io.scythe.txn.spi.ClockBound hostBound(final java.util.function.LongSupplier nowNs) {
+        return new io.scythe.txn.spi.ClockBound(() -> (nowNs.getAsLong() >>> TICK_SHIFT) & MAX_TICKS,
             BOUND_LEAD_NS >>> TICK_SHIFT);
     }
 

@@ -217,9 +217,10 @@ public final class RccModule implements ProtocolModule {
      * timestamps are logical (its clock reads 0): none, so a compute node down still holds its settling (TODO).
      */
     @Override
-    public io.scythe.txn.spi.ClockBound clockBound(final io.scythe.txn.Protocol protocol) {
+    public io.scythe.txn.spi.ClockBound clockBound(final io.scythe.txn.Protocol protocol,
+                                                   final java.util.function.LongSupplier nowNs) {
         final String base = protocol instanceof RccProtocol p ? p.base() : protocol.name();
-        return base.equals(MVCC.name()) ? RccClock.hostBound() : null;
+        return base.equals(MVCC.name()) ? RccClock.hostBound(nowNs) : null;
     }
 
     @Override

@@ -392,9 +392,10 @@ public interface ProtocolModule {
      * ({@link ClockBound}; cluster mode keeps it in {@code io.scythe.cluster.MemoryNodeFailover}'s map and a memory
      * node settling a promoted copy floors above the last one a compute node that is down published, issue 18 R1),
      * or null when its commits carry no timestamp of a clock {@link #settlingClock} reads (the default): then a
-     * compute node that is down holds the settling until it is back.
+     * compute node that is down holds the settling until it is back. {@code nowNs} is the clock the node's loops read
+     * (protocol code reads no clock of its own).
      */
-    default ClockBound clockBound(final Protocol protocol) {
+    default ClockBound clockBound(final Protocol protocol, final java.util.function.LongSupplier nowNs) {
         return null;
     }
 

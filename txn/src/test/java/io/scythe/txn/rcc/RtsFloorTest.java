@@ -95,6 +95,15 @@ class RtsFloorTest {
     }
 
     /** A coordinator's loop on compute node {@code node} (its {@link RccClock} only: the floor reads nothing else). */
+    /** Each copy holds version {@code committed} (its wts, and its rts: read by nobody yet) of {@code max} bytes. */
+    private static void holdCommitted(final long committed, final int max, final int rtsAt, final Table... copies) {
+        for (final Table t : copies) {
+            t.objectMemory().putLong(ObjectLayout.VERSION_OFFSET, committed);
+            t.objectMemory().putInt(ObjectLayout.VALUE_LENGTH_OFFSET, max);
+            t.objectMemory().putLong(rtsAt, committed);
+        }
+    }
+
     private static TxnRuntime coordinator(final FixedTimers timers, final int node) {
         return new TxnRuntime(null, null, timers, null, null, (long) node << 32);
     }
@@ -143,18 +152,15 @@ class RtsFloorTest {
         final int max = 8;
         final int rtsAt = MvccTuple.rtsOffset(max);
         final long committed = 7L << RccClock.ID_BITS;
-        for (final Table t : java.util.List.of(p, b)) {
-            t.objectMemory().putLong(ObjectLayout.VERSION_OFFSET, committed);
-            t.objectMemory().putInt(ObjectLayout.VALUE_LENGTH_OFFSET, max);
-            t.objectMemory().putLong(rtsAt, committed);
-        }
+        holdCommitted(committed, max, rtsAt, p, b);
         final FixedTimers writerLoop = new FixedTimers();
         final FixedTimers readerLoop = new FixedTimers();
         final TxnRuntime writer = coordinator(writerLoop, 2);
         final TxnRuntime reader = coordinator(readerLoop, 1);
         final RccModule module = new RccModule();
-        assertThat(module.clockBound(RccModule.SUNDIAL)).as("SUNDIAL's timestamps are logical").isNull();
-        assertThat(module.clockBound(RccModule.MVCC)).isNotNull();
+        assertThat(module.clockBound(RccModule.SUNDIAL, System::nanoTime)).as("SUNDIAL's timestamps are logical")
+            .isNull();
+        assertThat(module.clockBound(RccModule.MVCC, System::nanoTime)).isNotNull();
         final io.scythe.txn.spi.ClockBound bound = new io.scythe.txn.spi.ClockBound(
             () -> readerLoop.now >>> RccClock.TICK_SHIFT, 4_000);
         module.useClockBound(reader, bound);
@@ -209,11 +215,7 @@ class RtsFloorTest {
         final boolean mvcc = protocol.equals("mvcc");
         final int rtsAt = mvcc ? MvccTuple.rtsOffset(max) : SundialTuple.rtsOffset(max);
         final long committed = 7L << RccClock.ID_BITS; // the version both copies hold (wts), read by nobody yet
-        for (final Table t : java.util.List.of(p, b)) {
-            t.objectMemory().putLong(ObjectLayout.VERSION_OFFSET, committed);
-            t.objectMemory().putInt(ObjectLayout.VALUE_LENGTH_OFFSET, max);
-            t.objectMemory().putLong(rtsAt, committed);
-        }
+        holdCommitted(committed, max, rtsAt, p, b);
 
         final FixedTimers writerLoop = new FixedTimers();
         final FixedTimers readerLoop = new FixedTimers();
