@@ -414,7 +414,9 @@ class ClusterProcessTest {
         final Path json = Files.createTempFile("stale-client", ".json");
         try {
             Files.writeString(json, cluster.clientConfigJson().put("cluster", "an-earlier-run")
-                .put("readyTimeoutMs", 12_000).encode()); // lite joins for 6 s, then 6 s for a full member alone
+                // Lite joins for 10 s, then 10 s for a full member alone: 6 s for that (12 s in all) missed at load 25
+                // (the lead's run, stop 56: TimeoutException in joinPatiently), as the intruder's did in CI 152.
+                .put("readyTimeoutMs", 20_000).encode());
             org.assertj.core.api.Assertions.assertThatThrownBy(() -> ScytheClient.join(json, 2_000).close())
                 .isInstanceOf(IllegalStateException.class).hasMessageContaining("no compute node is visible")
                 .hasMessageContaining(json.toString());
