@@ -181,6 +181,9 @@ public final class OneMemoryNode implements AutoCloseable {
      * {@link #on} get none unless given.
      */
     public io.scythe.bridge.NodeClocks clocks() {
+        if (Vertx.currentContext() != loop) {
+            throw new IllegalStateException("OneMemoryNode#clocks is for the node's loop (call it inside #on)");
+        }
         if (clocks == null) {
             clocks = io.scythe.bridge.NodeClocks.onLoop(cn);
         }
