@@ -173,7 +173,9 @@
  * resharding and Lotus's own leases across cluster-node processes; of the one-sided inserts (below): tables without
  * a hash index (TODO lotusins-skiplist: the INSERT RPC), the backups' index (TODO lotusins-backup-index: located by
  * LOCATE RPC, the memory node's CPU making the placeholder), slots given back to the memory node (TODO
- * lotusins-return: a dead node's unused slots, and those its aborted attempts had posted WRITEs to, leak), and the
+ * lotusins-return, what is left of it: a dead node's unused slots, and those its attempts had taken, leak: its pool
+ * is the compute node's, not on the memory node's books; a live node's aborted attempts give theirs back to its pool,
+ * helper lotusret: {@code SlotPool#reusable}), and the
  * memory node's own index writes beside the compute nodes' (TODO lotusins-revive-race: a GRANT that finds no slot
  * fails the insert FULL, as an INSERT RPC's FULL does, since the stop-54 review's L2: left to the INSERT RPC, its
  * memory node wrote the first free slot under none of the compute nodes' bucket locks, which could overwrite a key
@@ -196,8 +198,10 @@
  * {@code --crashes} 0 failed, without 0 failed (seeds 5, 6 and 15 gave a loop up; with the INSERT RPC 5 and 6 do
  * too, 15 not: not traced); phantom with {@code --crashes} 0 failed; phantom without fails seed 16 ("no object slot granted on mn0
  * (FULL): table mark ... is full (capacity 1)": the one slot of a 1-object table was granted, taken by an attempt that
- * then aborted after posting its WRITEs, and leaked, TODO lotusins-return; the INSERT RPC passes it). So one-sided
- * inserts stay off by default. The placeholders an aborted attempt's LOCATE leaves in the backups' indexes, which
+ * then aborted after posting its WRITEs, and leaked; the INSERT RPC passes it; since helper lotusret such a slot goes
+ * back to its node's pool once its writes are done, its record withdrawn and no index slot names it, and the seed
+ * passes: {@code LotusInsertSimTest#shouldGiveAnAbortedInsertsWrittenSlotBack}). One-sided inserts stay off by
+ * default until the lead flips them. The placeholders an aborted attempt's LOCATE leaves in the backups' indexes, which
  * these revivals now handle, still accumulate (TODO lotusins-backup-index, lotusins-return)).
  *
  * <p><b>One-sided inserts</b> (lotus.md §2.1, helper lotusins; {@code LotusTxn#insertOneSided}): an insert locks its
