@@ -342,12 +342,13 @@ class LotusInsertSimTest extends SimVertxTest {
      * mark ... is full (capacity 1)": the one slot of a 1-object table was granted to a compute node, taken by an
      * attempt that aborted after posting its WRITEs to it, and leaked. An aborted attempt's slot now goes back to its
      * node's pool once its writes are done, its record withdrawn and no index slot names it
-     * ({@code LotusTxn#returnWrittenSlots}). Still fails after that change (helper lotusret, checked with the CLI:
-     * same FULL, and the seed's loop gave up, so the slot's attempt likely kept it for recovery with its record in
-     * doubt): not traced yet, disabled until it passes.
+     * ({@code LotusTxn#returnWrittenSlots}). Traced (helper lotus19): the slot's attempt (txn 2000000000c) failed its
+     * INVISIBLE phase on the crashed mn1 (its batches to mn0, the slot's node, landed), withdrew its record and
+     * aborted; the give-back still refused it because it waited for the commit attempt's future, which completes only
+     * after the commit's own failure ran the abort ({@code OneSidedTxn#commitFailed}): every written slot leaked. The
+     * seed's loop that gave up was another attempt's, holding no slot. Fails without the fix (checked: the FULL).
      */
     @Test
-    @org.junit.jupiter.api.Disabled("TODO lotusins-return: phantom --crash-mn seed 16 still fails FULL (its loop gave up)")
     void shouldGiveAnAbortedInsertsWrittenSlotBack() throws Exception {
         final SimOptions o = Explorer.crashMemoryNode(Explorer.lengthened(Explorer.Workload.PHANTOM,
             Explorer.options("lotus", 16)).memoryNodes(3).replicas(2), 1, 20_000);

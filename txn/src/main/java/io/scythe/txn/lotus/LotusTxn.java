@@ -109,8 +109,6 @@ final class LotusTxn extends OneSidedTxn {
     private final Map<String, List<Future<?>>> postedTo = new HashMap<>();
     /** Whether {@link #writeIndexSlots} posted its WRITEs (a slot it names is never reused then). */
     private boolean indexSlotsPosted;
-    /** Whether {@link #commit}'s attempt completed: an abort before then (in flight) gives no written slot back. */
-    private boolean commitOver;
     /**
      * Set first thing by {@link #abort}: from then on no read of this attempt settles a cell ({@link #settleInvisible}).
      * Its locks go once the abort's clearing is done, while a read it left in flight (an address lookup, a READ) may
@@ -886,6 +884,11 @@ final class LotusTxn extends OneSidedTxn {
         if (indexSlots.isEmpty()) {
             return Future.succeededFuture();
         }
+        if (over) {
+            // Aborted meanwhile (a client's abort while the commit ran): its slots may be back in the pool already
+            // (returnWrittenSlots), so no index slot may name them now.
+            return Future.failedFuture(new AbortException(AbortReason.LOCKED, "attempt over"));
+        }
         final Map<String, List<java.util.function.Consumer<io.scythe.bridge.Doorbell>>> byNode = new LinkedHashMap<>();
         indexSlots.forEach((a, slot) -> {
             final UnsafeBuffer entry = new UnsafeBuffer(new byte[io.scythe.storage.HashIndexLayout.SLOT_BYTES]);
@@ -939,7 +942,6 @@ final class LotusTxn extends OneSidedTxn {
     @Override
     public Future<Long> commit() {
         final Future<Long> attempt = commitAttempt();
-        attempt.onComplete(x -> commitOver = true);
         return goneAsAbort(attempt);
     }
 
@@ -1735,14 +1737,17 @@ final class LotusTxn extends OneSidedTxn {
      * An aborted attempt's slots it posted WRITEs to (TODO lotusins-return, helper lotusret): each back to the node's
      * pool once {@link SlotPool#reusable} (its redo record {@code withdrawn}, its index slot never written, every
      * batch it posted to the slot's memory node done), else leaked. Called once its undo ({@link #clearCells}) is
-     * over. Its commit attempt must be over too: an abort while it is in flight (not after the commit's own failure),
-     * which could still post an index slot naming it, leaks them. The slot's next insert writes its CVT whole and its placeholder home's version, so nothing of this
+     * over. Its INVISIBLE phase must be over too (a batch of it pending could land on the slot's next insert): an
+     * abort while it is in flight leaks them. An index slot naming them is never posted after the abort began
+     * ({@link #writeIndexSlots} refuses once {@code over}). (Helper lotusret waited for the commit attempt's future to
+     * complete instead; but a commit's own failure aborts ({@code OneSidedTxn#commitFailed}) before that future
+     * completes, so every written slot still leaked: phantom seed 16's, traced by helper lotus19.) The slot's next insert writes its CVT whole and its placeholder home's version, so nothing of this
      * attempt's writes shows; no reader reaches it meanwhile (no index slot names it, and the record that did is
      * withdrawn, so no recovery does either). Before, all of them leaked: explorer phantom {@code --crash-mn 1
      * --replicas 2 --mns 3} seed 16 took a 1-object table's one slot so, and every later insert failed FULL.
      */
     private void returnWrittenSlots(final Map<Long, String> written, final boolean withdrawn) {
-        final boolean phaseOver = commitOver && (invisiblePhase == null || invisiblePhase.isComplete());
+        final boolean phaseOver = invisiblePhase == null || invisiblePhase.isComplete();
         written.forEach((pointer, pool) -> node.slots().settleWritten(pool, pointer, phaseOver
             && SlotPool.reusable(withdrawn, indexSlotsPosted, postedTo.get(takenSlotNodes.get(pointer)))));
     }
