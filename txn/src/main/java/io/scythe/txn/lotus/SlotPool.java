@@ -19,8 +19,9 @@ import java.util.Map;
  * otherwise, is not reused: in the index it is the key's object (a tombstone when aborted: its home stays the
  * placeholder, deleted), out of it it is leaked, counted in {@link #leaked}. Before, every slot an aborted attempt
  * had written leaked: a 1-object table's one slot so (explorer phantom {@code --crash-mn 1 --replicas 2 --mns 3}
- * seed 16: "no object slot granted on mn0 (FULL)"). A node's slots are never given back to the memory node (a dead
- * node's unused ones, and those of its attempts, leak: TODO lotusins-return, the dead-node half), and a deleted
+ * seed 16: "no object slot granted on mn0 (FULL)"). A live node's slots are never given back to the memory node; a
+ * dead incarnation's that no index names are, by its recovery ({@link #reclaim}; in process only: TODO
+ * lotusins-return, the host's recovery), and a deleted
  * object is never reclaimed into a pool (Lotus's deletes are one-sided tombstones, which the memory node keeps, and
  * which a later insert of the key revives by INSERT RPC). Shared by the node's loops (synchronized).
  */
@@ -36,7 +37,17 @@ final class SlotPool {
         return (int) Math.max(1, Math.min(CHUNK, partition.descriptor().schema().capacity() / 64));
     }
 
+    /** Holder ids handed out in this process ({@link #SlotPool()}). */
+    private static final java.util.concurrent.atomic.AtomicLong HOLDERS = new java.util.concurrent.atomic.AtomicLong();
+
     private final Map<String, ArrayDeque<Long>> free = new HashMap<>();
+    /**
+     * This pool's id on the memory nodes ({@code Table#grantSlots(int, long)}): each GRANT names it, so that the
+     * recovery of this node's incarnation, once it is dead, gives back its slots no index names ({@link #reclaim}).
+     * Unique within the process (the simulator's, and the embedded cluster's, compute nodes; a node in a process of its
+     * own is never reclaimed for yet: TODO lotusins-return, the host's recovery).
+     */
+    private final long holder = HOLDERS.incrementAndGet();
     private long granted;
     private long grants;
     private long leaked;
@@ -56,7 +67,7 @@ final class SlotPool {
                 return Future.succeededFuture(slots.poll());
             }
         }
-        return runtime.remote(partition).grantSlots(chunkOf(partition)).map(pointers -> {
+        return runtime.remote(partition).grantSlots(chunkOf(partition), holder).map(pointers -> {
             synchronized (this) {
                 grants++;
                 granted += pointers.length;
@@ -104,6 +115,35 @@ final class SlotPool {
         } else {
             leaked++;
         }
+    }
+
+    long holder() {
+        return holder;
+    }
+
+    /**
+     * Recovery of the dead incarnation whose pool this was, once its redo records are settled: every slot it was
+     * granted on each table's primary that no index entry names goes back to the memory node ({@code RECLAIM},
+     * {@code Table#reclaimGranted}): its pool's unused ones and those of its attempts that never reached the index.
+     * How many, in all. Asked of every partition's primary of every hash-indexed table, through {@code runtime}.
+     */
+    static Future<Long> reclaim(final TxnRuntime runtime, final long holder) {
+        final java.util.List<Future<Long>> asked = new java.util.ArrayList<>();
+        final java.util.Set<String> seen = new java.util.HashSet<>();
+        for (final Catalog.Table table : runtime.catalog().tables()) {
+            for (final Catalog.Partition partition : table.partitions()) {
+                if (partition.descriptor().hashBuckets() > 0 && seen.add(poolOf(partition))) {
+                    asked.add(runtime.remote(partition).reclaimGranted(holder));
+                }
+            }
+        }
+        return Future.all(asked).map(all -> {
+            long freed = 0;
+            for (final Future<Long> f : asked) {
+                freed += f.result();
+            }
+            return freed;
+        });
     }
 
     synchronized long returned() {
