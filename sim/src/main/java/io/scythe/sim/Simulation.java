@@ -1780,6 +1780,8 @@ public final class Simulation {
                     .put("by_host", r.byHost())
                     .put("committed_records", r.committedRecords()).put("incomplete_records", r.incompleteRecords())
                     .put("locks_released", r.locksReleased()).put("survivors_aborted", r.survivorsAborted())
+                    .put("slots_reclaimed", r.slotsReclaimed() < 0 ? null : r.slotsReclaimed())
+                    .put("slots_reclaim_failure", r.slotsReclaimFailure())
                     .put("failure", r.failure()));
             }
             if (!recoveries.isEmpty()) {
