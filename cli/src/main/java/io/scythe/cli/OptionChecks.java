@@ -203,7 +203,7 @@ final class OptionChecks implements CommandLine.IExecutionStrategy {
     /** The protocols chaos runs (with a redo log, so a killed CN can be recovered). */
     static final class RedoProtocols extends Names {
         RedoProtocols() {
-            super("scythe", "scythe-occ", "ford-occ", "farm-occ");
+            super("scythe", "scythe:exclusive", "scythe-occ", "ford-occ", "farm-occ");
         }
     }
 
@@ -214,9 +214,9 @@ final class OptionChecks implements CommandLine.IExecutionStrategy {
      */
     static final class ChaosProtocols extends Names {
         ChaosProtocols() {
-            super("scythe", "scythe-occ", "ford-occ", "farm-occ", "lotus", "motor", "rcc-waitdie", "rcc-mvcc",
-                "rcc-nowait", "rcc-occ", "rcc-sundial", "selcc-2pl", "selcc-occ", "selcc-to", "sel-2pl", "aurogon",
-                "rcc-calvin"); // rcc-calvin: refused by ChaosCommand naming what cluster nodes lack for it
+            super("scythe", "scythe:exclusive", "scythe-occ", "ford-occ", "farm-occ", "lotus", "motor", "rcc-waitdie",
+                "rcc-mvcc", "rcc-nowait", "rcc-occ", "rcc-sundial", "selcc-2pl", "selcc-occ", "selcc-to", "sel-2pl",
+                "aurogon", "rcc-calvin"); // rcc-calvin: refused by ChaosCommand naming what cluster nodes lack for it
         }
     }
 

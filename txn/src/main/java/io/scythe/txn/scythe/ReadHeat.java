@@ -17,7 +17,7 @@ import java.util.function.LongSupplier;
  * clients, θ 0.99) most of Scythe's aborts were TOCC reads refused for timestamp order behind other readers; on
  * SmallBank the read-only Balance and WriteCheck's savings read queue behind each other the same way. The paper has
  * no shared ticket (its lock has {@code lower}, {@code upper} and {@code queued_ts} only), so instead of inventing
- * one (the protocol {@code scythe:shared} does: {@link TakeoutLock#lockShared}), a read the attempt will not write
+ * one (the protocol {@code scythe}, the default, does; {@code scythe:exclusive} does not: {@link TakeoutLock#lockShared}), a read the attempt will not write
  * follows the object's heat: OCC while reading it optimistically succeeds,
  * TOCC's queue once it did not. An object that is written as often as read (TPC-C's warehouse row, which Payment
  * writes and NewOrder reads) aborts an optimistic read and is queued on from then on, as before.
