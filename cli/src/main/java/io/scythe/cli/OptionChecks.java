@@ -69,7 +69,7 @@ final class OptionChecks implements CommandLine.IExecutionStrategy {
         }
         if (accepts.names() != Accepts.Any.class) {
             final List<String> names = names(accepts);
-            if (!names.contains(String.valueOf(v).toLowerCase(Locale.ROOT))) {
+            if (!names.contains(String.valueOf(v).toLowerCase(Locale.ROOT)) && !configuredProtocol(accepts, v)) {
                 return "accepts one of " + String.join(", ", names);
             }
         }
@@ -92,6 +92,23 @@ final class OptionChecks implements CommandLine.IExecutionStrategy {
     }
 
     /** The accepted names, lower-case. */
+    /**
+     * A registered protocol with options ({@code scythe:exclusive}, {@code rcc-nowait:primitive=rpc}) where the
+     * registered protocols are accepted: the registry resolves it (its options checked there).
+     */
+    private static boolean configuredProtocol(final Accepts accepts, final Object v) {
+        final String name = String.valueOf(v);
+        if (accepts.names() != RegisteredProtocols.class || name.indexOf(':') < 1) {
+            return false;
+        }
+        try {
+            io.scythe.txn.spi.ProtocolRegistry.protocol(name);
+            return true;
+        } catch (final IllegalArgumentException | io.scythe.txn.UnknownKeyException refused) {
+            return false;
+        }
+    }
+
     static List<String> names(final Accepts accepts) {
         final List<String> names = new ArrayList<>();
         try {
