@@ -1195,7 +1195,7 @@ public final class Simulation {
         }
         final JsonObject census = new JsonObject().put("in_flight", clientsInFlight).put("locks_held", held.byGivenUp)
             .put("tickets_queued", Math.max(0, tickets - held.byGivenUp)).put("redo_unfinished", unfinished);
-        if (shared > 0) { // scythe:shared's reader tickets: recovery must release each once (sim.crash.shared_tickets)
+        if (shared > 0) { // scythe's reader tickets: recovery must release each once (sim.crash.shared_tickets)
             census.put("shared_held", shared);
         }
         tally.crashed(cn, clock.nanoTime(), inFlight, census);
