@@ -177,6 +177,8 @@ final class ProcessClusters {
         final long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(timeoutMs);
         while (!condition.getAsBoolean()) {
             if (System.nanoTime() > deadline) {
+                // The nodes' threads now, before the test's clean-up wakes or restarts any (issue 23 §1).
+                ProcessLogsOnFailure.snapshot("not within " + timeoutMs + " ms: " + what);
                 throw new AssertionError("not within " + timeoutMs + " ms: " + what);
             }
             Thread.sleep(50);
