@@ -30,8 +30,8 @@ import java.util.regex.Pattern;
  * ({@link LocalCluster#gcLogOption}).
  *
  * <p>Then the thread dumps of every node process still running (issue 23 §1: the wedge of CI 193/195 was read from
- * logs alone): {@code jcmd <pid> Thread.print -l}, every node at once, each bounded at {@value #DUMP_MS} ms; a
- * SIGSTOPped process is named, not asked. They are taken when {@link ProcessClusters#eventually} gives up
+ * logs alone): SIGQUIT to every node at once, each dump read from its log, {@value #DUMP_MS} ms at most in all; a
+ * SIGSTOPped process is named, not asked. In the node's log section such a dump is one line saying so. They are taken when {@link ProcessClusters#eventually} gives up
  * ({@link #snapshot}: before the test's own clean-up, which may wake or restart a node), else when the failure is
  * handled.
  */
@@ -172,9 +172,11 @@ public final class ProcessLogsOnFailure implements BeforeAllCallback, BeforeEach
     }
 
     /**
-     * The thread dumps of {@code clusters}' running node processes ({@code jcmd PID Thread.print -l}, all asked at
-     * once, each waited for at most {@link #DUMP_MS}); empty when none runs. A stopped process (SIGSTOP) cannot answer:
-     * it is named instead.
+     * The thread dumps of {@code clusters}' running node processes, empty when none runs: each is sent SIGQUIT (all at
+     * once), on which its JVM prints its threads (whole stacks, locks, deadlocks found) to its standard output, its log;
+     * each is read from there, waited for at most {@link #DUMP_MS} in all. Not jcmd: a run at load 32-43 had jcmd time
+     * out at 10 s on every node (each jcmd is a JVM of its own to start). A stopped process (SIGSTOP) cannot answer: it
+     * is named instead.
      */
     static String threadDumps(final List<LocalCluster> clusters) {
         final List<LocalCluster.Node> running = new ArrayList<>();
@@ -188,61 +190,106 @@ public final class ProcessLogsOnFailure implements BeforeAllCallback, BeforeEach
         if (running.isEmpty()) {
             return "";
         }
-        final java.nio.file.Path jcmd = java.nio.file.Path.of(ProcessHandle.current().info().command().orElse("java"))
-            .resolveSibling("jcmd");
-        final List<Object[]> asked = new ArrayList<>(); // node, its output file or the reason it has none, jcmd
+        final java.util.Map<LocalCluster.Node, Object> asked = new java.util.LinkedHashMap<>(); // log offset or why not
         for (final LocalCluster.Node n : running) {
             final long pid = n.process().pid();
             if (stopped(pid)) {
-                asked.add(new Object[] {n, "stopped (SIGSTOP): not asked", null});
+                asked.put(n, "stopped (SIGSTOP): not asked");
                 continue;
             }
             try {
-                final java.nio.file.Path file = Files.createTempFile("scythe-jcmd-" + pid + "-", ".txt");
-                final Process p = new ProcessBuilder(Files.isExecutable(jcmd) ? jcmd.toString() : "jcmd",
-                    Long.toString(pid), "Thread.print", "-l").redirectErrorStream(true)
-                    .redirectOutput(file.toFile()).start();
-                asked.add(new Object[] {n, file, p});
+                final long offset = Files.size(n.log());
+                final Process kill = new ProcessBuilder("kill", "-QUIT", Long.toString(pid)).redirectErrorStream(true)
+                    .start();
+                asked.put(n, kill.waitFor(5, java.util.concurrent.TimeUnit.SECONDS) && kill.exitValue() == 0 ? offset
+                    : "kill -QUIT failed: " + new String(kill.getInputStream().readAllBytes(), StandardCharsets.UTF_8));
             } catch (final IOException e) {
-                asked.add(new Object[] {n, "jcmd could not be started: " + e, null});
+                asked.put(n, "not asked: " + e);
+            } catch (final InterruptedException e) {
+                Thread.currentThread().interrupt();
+                asked.put(n, "not asked: interrupted");
             }
         }
         final long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(DUMP_MS);
-        final StringBuilder out = new StringBuilder();
-        for (final Object[] a : asked) {
-            final LocalCluster.Node n = (LocalCluster.Node) a[0];
-            out.append("\n---- threads of ").append(n.name()).append(" (pid ").append(n.process().pid()).append(")");
-            if (!(a[1] instanceof java.nio.file.Path file)) {
-                out.append(": ").append(a[1]);
-                continue;
-            }
-            final Process p = (Process) a[2];
-            try {
-                final boolean done = p.waitFor(Math.max(0, deadline - System.nanoTime()),
-                    java.util.concurrent.TimeUnit.NANOSECONDS);
-                if (!done) {
-                    p.destroyForcibly().waitFor(2, java.util.concurrent.TimeUnit.SECONDS);
-                    out.append(": jcmd did not answer within ").append(DUMP_MS).append(" ms");
+        final java.util.Map<LocalCluster.Node, String> dumps = new java.util.LinkedHashMap<>();
+        while (true) {
+            for (final java.util.Map.Entry<LocalCluster.Node, Object> a : asked.entrySet()) {
+                if (a.getValue() instanceof Long offset && !dumps.containsKey(a.getKey())) {
+                    final String dump = dumpIn(a.getKey().log(), offset, false);
+                    if (dump != null) {
+                        dumps.put(a.getKey(), dump);
+                    }
                 }
-                out.append(done ? " at " + java.time.Instant.now() + ":\n" : "; what it printed:\n")
-                    .append(Files.readString(file, StandardCharsets.UTF_8)
-                        .replace("\n   Locked ownable synchronizers:\n\t- None\n", ""));
+            }
+            if (dumps.size() == asked.values().stream().filter(Long.class::isInstance).count()
+                || System.nanoTime() > deadline || Thread.currentThread().isInterrupted()) {
+                break;
+            }
+            try {
+                Thread.sleep(100);
             } catch (final InterruptedException e) {
                 Thread.currentThread().interrupt();
-                p.destroyForcibly();
-                out.append(": interrupted");
-            } catch (final IOException e) {
-                out.append(": its dump could not be read: ").append(e);
-            } finally {
-                try {
-                    Files.deleteIfExists(file);
-                } catch (final IOException e) {
-                    // a temporary file left behind
-                }
+            }
+        }
+        final StringBuilder out = new StringBuilder();
+        for (final java.util.Map.Entry<LocalCluster.Node, Object> a : asked.entrySet()) {
+            final LocalCluster.Node n = a.getKey();
+            out.append("\n---- threads of ").append(n.name()).append(" (pid ").append(n.process().pid()).append(")");
+            if (!(a.getValue() instanceof Long offset)) {
+                out.append(": ").append(a.getValue());
+            } else if (dumps.containsKey(n)) {
+                out.append(":\n").append(dumps.get(n));
+            } else {
+                final String part = dumpIn(n.log(), offset, true);
+                out.append(": its dump did not end within ").append(DUMP_MS).append(" ms")
+                    .append(part == null ? " (nothing of it in its log)" : "; what it printed:\n" + part);
             }
         }
         return out.toString();
     }
+
+    /** The first line of a JVM's SIGQUIT thread dump, and the line that ends its threads. */
+    static final String DUMP_FIRST = "Full thread dump ";
+    static final String DUMP_LAST = "JNI global refs";
+
+    /**
+     * The SIGQUIT thread dump in {@code log} after byte {@code offset} (its date line, up to its {@link #DUMP_LAST}
+     * line; other lines the node logged meanwhile stay in), or null if it has not ended yet ({@code partial}: what
+     * there is of it, null if nothing).
+     */
+    private static String dumpIn(final java.nio.file.Path log, final long offset, final boolean partial) {
+        final String text;
+        try (java.io.RandomAccessFile f = new java.io.RandomAccessFile(log.toFile(), "r")) {
+            final long length = f.length();
+            if (length <= offset) {
+                return null;
+            }
+            final byte[] bytes = new byte[(int) Math.min(Integer.MAX_VALUE - 8, length - offset)];
+            f.seek(offset);
+            f.readFully(bytes);
+            text = new String(bytes, StandardCharsets.UTF_8);
+        } catch (final IOException e) {
+            return null;
+        }
+        final int first = text.indexOf(DUMP_FIRST);
+        if (first < 0) {
+            return null;
+        }
+        final int from = text.lastIndexOf('\n', Math.max(0, text.lastIndexOf('\n', first) - 1)) + 1; // its date line
+        final int last = text.indexOf(DUMP_LAST, first);
+        if (last < 0) {
+            return partial ? text.substring(from).replace(NO_SYNCHRONIZERS, "") : null;
+        }
+        int end = text.indexOf('\n', last);
+        final int heap = text.indexOf("\nHeap\n", last);
+        if (text.indexOf("Java-level deadlock", last) >= 0) { // printed after the threads, before the heap
+            end = heap >= 0 ? heap : text.length();
+        }
+        return text.substring(from, end < 0 ? text.length() : end).replace(NO_SYNCHRONIZERS, "");
+    }
+
+    /** What a SIGQUIT dump says of every thread that holds no lock object (ReentrantLock...): left out. */
+    private static final String NO_SYNCHRONIZERS = "\n   Locked ownable synchronizers:\n\t- None\n";
 
     /** Whether process {@code pid} is stopped (state T in /proc/PID/stat); false where that cannot be read. */
     private static boolean stopped(final long pid) {
@@ -283,12 +330,28 @@ public final class ProcessLogsOnFailure implements BeforeAllCallback, BeforeEach
         }
         final StringBuilder out = new StringBuilder("---- ").append(n.name()).append(" (").append(process)
             .append("): log ").append(n.log()).append(", ").append(lines.size()).append(" lines");
-        final int tail = Math.max(0, lines.size() - TAIL_LINES);
         final List<Integer> flagged = new ArrayList<>();
         final List<Integer> dumped = new ArrayList<>(); // the lines of the thread dumps the node logged
         boolean inDump = false;
+        // The SIGQUIT dumps (threadDumps) are printed with the dumps: here one line each.
+        final boolean[] quit = new boolean[lines.size()];
+        for (int i = 0, from = -1; i < lines.size(); i++) {
+            if (lines.get(i).startsWith(DUMP_FIRST)) {
+                from = i;
+            } else if (from >= 0 && lines.get(i).startsWith(DUMP_LAST)) {
+                java.util.Arrays.fill(quit, from, i + 1, true);
+                from = -1;
+            }
+        }
+        int tail = lines.size(); // from where TAIL_LINES lines not of such a dump follow
+        for (int shown = 0; tail > 0 && shown < TAIL_LINES; tail--) {
+            shown += quit[tail - 1] ? 0 : 1;
+        }
         for (int i = 0; i < lines.size(); i++) {
             final String line = lines.get(i);
+            if (quit[i]) {
+                continue;
+            }
             if (line.startsWith(ThreadDump.BEGIN)) {
                 inDump = true;
             }
@@ -323,7 +386,16 @@ public final class ProcessLogsOnFailure implements BeforeAllCallback, BeforeEach
         }
         out.append(tail == 0 ? "\n  all of it:" : "\n  its last " + TAIL_LINES + " lines:");
         for (int i = tail; i < lines.size(); i++) {
-            out.append("\n  ").append(i + 1).append(": ").append(clipped(lines.get(i)));
+            if (!quit[i]) {
+                out.append("\n  ").append(i + 1).append(": ").append(clipped(lines.get(i)));
+            } else if (i == tail || !quit[i - 1]) {
+                int j = i;
+                while (j + 1 < lines.size() && quit[j + 1]) {
+                    j++;
+                }
+                out.append("\n  ").append(i + 1).append("-").append(j + 1)
+                    .append(": a thread dump it printed on SIGQUIT (with the thread dumps below)");
+            }
         }
         return out.append(gcTail(n)).toString();
     }

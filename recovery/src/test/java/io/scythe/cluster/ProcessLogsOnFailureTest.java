@@ -181,9 +181,13 @@ class ProcessLogsOnFailureTest {
             .containsPattern("---- threads of cn0 \\(pid \\d+\\): stopped \\(SIGSTOP\\): not asked");
         for (final String node : List.of("tso", "mn0")) {
             final String threads = section(logs, "---- threads of " + node + " (pid");
-            // jcmd's dump, whole: the main thread in the probe's own method, below Thread.sleep.
-            assertThat(threads).containsPattern("\\(pid \\d+\\) at \\S+:\\n\\d+:\\n")
-                .contains("\"main\"").contains("ThreadDumpProbeMain.waitingForTheTest");
+            // Its JVM's SIGQUIT dump, whole: the main thread in the probe's own method, below Thread.sleep.
+            assertThat(threads).containsPattern("\\(pid \\d+\\):\\n\\S+ \\S+\\nFull thread dump ")
+                .contains("\"main\"").contains("ThreadDumpProbeMain.waitingForTheTest").contains("JNI global refs");
+            // In the node's log section it is one line.
+            assertThat(section(logs, "---- " + node + " (pid")).containsPattern(
+                "\\n  \\d+-\\d+: a thread dump it printed on SIGQUIT \\(with the thread dumps below\\)")
+                .doesNotContain("ThreadDumpProbeMain.waitingForTheTest");
         }
         for (final String node : List.of("tso", "mn0", "cn0")) {
             final String section = section(logs, "---- " + node + " (pid");
