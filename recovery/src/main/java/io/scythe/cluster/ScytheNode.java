@@ -900,11 +900,11 @@ public final class ScytheNode implements AutoCloseable {
         startPeers(protocol);
         // Every call to a memory node is bounded: one that stops answering ends the transaction (abort, or "outcome
         // unknown" past its point of no return) instead of leaving it pending for ever.
-        // Verbs within the same bound, at most the queue pairs' default transport timeout.
+        // Verbs within their own bound (verbTimeoutMs: by default the queue pairs' transport timeout, or the call
+        // bound if that is shorter).
         final RrpcClient rrpc = new RrpcClient(vertx, nic, RrpcOptions.forMemoryNodes()
             .callTimeoutNs(TimeUnit.MILLISECONDS.toNanos(config.memoryNodeTimeoutMs()))
-            .verbTransportTimeoutMs(Math.min(config.memoryNodeTimeoutMs(),
-                io.scythe.fabric.QpOptions.DEFAULT_TRANSPORT_TIMEOUT_MS)));
+            .verbTransportTimeoutMs(config.verbTimeoutMs()));
         final String service = config.tsoNode();
         // Each loop's group fetches from the counter directly or through a proxy, chosen at random per group, and
         // fails over to another when one fails (TsoGroup).
