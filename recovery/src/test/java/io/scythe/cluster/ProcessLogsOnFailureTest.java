@@ -97,7 +97,7 @@ class ProcessLogsOnFailureTest {
                     ThreadDumpProbeMain.class.getName())));
             cluster.start(60_000);
             cluster.signal("cn0", "STOP");
-            ProcessClusters.eventually("something that never happens", 200, () -> false);
+            ProcessClusters.eventually("something that never happens", 1_500, 300, () -> false);
         }
 
         @AfterAll
@@ -173,11 +173,13 @@ class ProcessLogsOnFailureTest {
     void shouldAttachTheRunningNodesThreadsTheirOwnDumpsAndTheirGcLogsToAFailedWait() {
         final Map<String, Throwable> failures = failuresOf(FailingWhileRunning.class);
         final Throwable failure = failure(failures, "waitsInVain(Path)");
-        assertThat(failure).as("failures %s", failures).hasMessageContaining("not within 200 ms: something");
+        assertThat(failure).as("failures %s", failures).hasMessageContaining("not within 1500 ms: something");
         final String logs = logs(failure);
-        // Taken as the wait gave up (the cluster still ran), every running node asked, the paused one named.
+        // Taken while the wait went on and as it gave up (the cluster still ran), every running node asked, the paused
+        // one named.
         assertThat(logs).contains("==== thread dumps of the running node processes at ")
-            .contains(" (not within 200 ms: something that never happens):")
+            .contains(" (still waiting after 300 ms: something that never happens):")
+            .contains(" (not within 1500 ms: something that never happens):")
             .containsPattern("---- threads of cn0 \\(pid \\d+\\): stopped \\(SIGSTOP\\): not asked");
         for (final String node : List.of("tso", "mn0")) {
             final String threads = section(logs, "---- threads of " + node + " (pid");
@@ -198,8 +200,8 @@ class ProcessLogsOnFailureTest {
                 .containsPattern("its GC log \\S+node-" + node + "-gc-\\d+\\.log, \\d+ lines; the last \\d+:")
                 .contains("Pause Full (System.gc())");
         }
-        // Taken once, at the wait: not again when the failure was handled.
-        assertThat(logs.split("==== thread dumps of the running node processes", -1)).hasSize(2);
+        // Taken twice in the wait: not again when the failure was handled.
+        assertThat(logs.split("==== thread dumps of the running node processes", -1)).hasSize(3);
     }
 
     /** The part of {@code logs} from {@code header} to the next section's. */
