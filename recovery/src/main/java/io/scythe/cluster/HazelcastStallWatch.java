@@ -55,14 +55,23 @@ final class HazelcastStallWatch implements AutoCloseable {
     private void watch() {
         int dumps = 0;
         boolean stalled = false;
+        long woke = System.nanoTime();
         while (!closed && dumps < MAX_DUMPS) {
             try {
                 Thread.sleep(500);
             } catch (final InterruptedException e) {
                 return;
             }
-            final long gapMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - lastRunNs);
-            if (gapMs >= STALL_MS && !stalled && !closed) {
+            final long now = System.nanoTime();
+            final long lateMs = TimeUnit.NANOSECONDS.toMillis(now - woke) - 500; // this watch's own delay
+            woke = now;
+            final long gapMs = TimeUnit.NANOSECONDS.toMillis(now - lastRunNs);
+            if (processStood(gapMs, lateMs)) {
+                // The whole process stood still (SIGSTOP, starvation), this watch too: no thread to blame.
+                log.accept("this process did not run for " + lateMs + " ms (stopped or starved): Hazelcast's "
+                    + EXECUTOR + " with it");
+                lastRunNs = now;
+            } else if (gapMs >= STALL_MS && !stalled && !closed) {
                 stalled = true;
                 dumps++;
                 log.accept("WARN Hazelcast's cluster executor (" + EXECUTOR + ": this member's heartbeats) has not run "
@@ -73,6 +82,14 @@ final class HazelcastStallWatch implements AutoCloseable {
                 log.accept("Hazelcast's cluster executor runs again");
             }
         }
+    }
+
+    /**
+     * Whether a gap of {@code gapMs} since the executor last ran our task, seen by this watch {@code lateMs} late, is
+     * the whole process standing still (SIGSTOP, a starved machine): this watch slept through most of it too.
+     */
+    static boolean processStood(final long gapMs, final long lateMs) {
+        return gapMs >= STALL_MS && lateMs >= gapMs - 1_000;
     }
 
     @Override

@@ -71,4 +71,14 @@ class HazelcastStallWatchTest {
             }
         };
     }
+
+    @Test
+    void shouldTellAStoppedProcessFromAStalledExecutor() {
+        // cn1 woken after its SIGSTOP in the fence scenario: the executor 18.5 s behind, this watch as late.
+        assertThat(HazelcastStallWatch.processStood(18_516, 18_100)).isTrue();
+        // The executor held up while this watch ran on time: a stall, dumped.
+        assertThat(HazelcastStallWatch.processStood(3_200, 10)).isFalse();
+        assertThat(HazelcastStallWatch.processStood(9_000, 4_000)).isFalse();
+        assertThat(HazelcastStallWatch.processStood(2_000, 2_000)).as("no gap to speak of").isFalse();
+    }
 }
