@@ -141,6 +141,8 @@ public final class ScytheNode implements AutoCloseable {
     private final List<MessageConsumer<Object>> consumers = new ArrayList<>();
     private Vertx vertx;
     private HazelcastInstance hazelcast;
+    /** Logs this node's threads if Hazelcast's heartbeat executor stalls (issue 23 §1; diagnostic only). */
+    private HazelcastStallWatch stallWatch;
     private Fabric fabric;
     private Nic nic;
     private long epoch;
@@ -270,6 +272,7 @@ public final class ScytheNode implements AutoCloseable {
         phase.accept("cluster join");
         BridgeVerticle.deployOnEveryEventLoop(vertx, new JsonObject()).await(timeout, TimeUnit.MILLISECONDS);
         hazelcast = ClusterSetup.hazelcast(vertx);
+        stallWatch = HazelcastStallWatch.start(hazelcast, config.node(), this::log);
         fabric = Fabric.open(vertx, config.fabricOptions());
         metrics = new NodeMetrics(this, registry);
         metrics.probeLoops(BridgeVerticle.eventLoopContexts(vertx));
@@ -2205,6 +2208,9 @@ public final class ScytheNode implements AutoCloseable {
         }
         if (recoveryDuty != null) {
             recoveryDuty.close();
+        }
+        if (stallWatch != null) {
+            stallWatch.close();
         }
         if (failover != null) {
             failover.stopRetrying();

@@ -174,9 +174,28 @@ final class ProcessClusters {
     /** Waits (polling every 50 ms) until {@code condition} holds; fails naming {@code what} after {@code timeoutMs}. */
     static void eventually(final String what, final long timeoutMs, final java.util.function.BooleanSupplier condition)
         throws InterruptedException {
-        final long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(timeoutMs);
+        eventually(what, timeoutMs, Long.MAX_VALUE, condition);
+    }
+
+    /**
+     * As {@link #eventually(String, long, java.util.function.BooleanSupplier)}, also taking the nodes' threads once
+     * the wait has lasted {@code snapshotAfterMs} ({@link ProcessLogsOnFailure#snapshot}: shown only if the test fails):
+     * a wedge seen while it lasts, not only at the bound, when the nodes may have come out of it (issue 23 §1).
+     */
+    static void eventually(final String what, final long timeoutMs, final long snapshotAfterMs,
+                           final java.util.function.BooleanSupplier condition) throws InterruptedException {
+        final long start = System.nanoTime();
+        final long deadline = start + java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(timeoutMs);
+        boolean snapshot = snapshotAfterMs < timeoutMs;
         while (!condition.getAsBoolean()) {
+            if (snapshot && System.nanoTime() - start > java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(
+                snapshotAfterMs)) {
+                snapshot = false;
+                ProcessLogsOnFailure.snapshot("still waiting after " + snapshotAfterMs + " ms: " + what);
+            }
             if (System.nanoTime() > deadline) {
+                // The nodes' threads now, before the test's clean-up wakes or restarts any (issue 23 §1).
+                ProcessLogsOnFailure.snapshot("not within " + timeoutMs + " ms: " + what);
                 throw new AssertionError("not within " + timeoutMs + " ms: " + what);
             }
             Thread.sleep(50);
