@@ -167,8 +167,11 @@ public final class RccClock {
      * that lead above the largest timestamp a loop was refused ({@link io.scythe.txn.spi.ClockBound#want}). A commit
      * above it aborts ({@link #BEYOND_BOUND}) before it writes any timestamp (its absent bounds' raise, its leases'
      * renewal, its log record, {@code RccTsTxn#commitInStages}), so a memory node's settling floors above every
-     * timestamp a SUNDIAL node that is down wrote, reads' renewals on the dead primary included. What it costs: one
-     * aborted attempt per loop each time a settling floor (from a down node's bound) moves timestamps past the bound.
+     * timestamp a SUNDIAL node that is down wrote, reads' renewals on the dead primary included. What it costs: when a
+     * settling's floor (from a down node's bound) moves timestamps past a live node's bound, its commits on the floored
+     * tables abort until the larger bound is published, which a refused commit asks for at once
+     * ({@code ClockBound#onWant}; one Hazelcast round trip; {@code RccTimestampFailoverProcessTest} counted 1 and 7
+     * such attempts on the surviving node).
      */
     public static io.scythe.txn.spi.ClockBound logicalBound() {
         return new io.scythe.txn.spi.ClockBound(() -> 0, LOGICAL_BOUND_LEAD_TICKS);

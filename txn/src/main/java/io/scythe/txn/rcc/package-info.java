@@ -149,7 +149,9 @@
  * {@code commit.tts}, final once its write set is locked, is above the published bound aborts
  * ({@link io.scythe.txn.rcc.RccClock#BEYOND_BOUND}) before it writes any timestamp ({@code RccTsTxn#commitInStages},
  * which MVCC's commit shares), asking for a larger one. Only a settling's floor above a down node's bound moves
- * timestamps past the lead: then each loop aborts one attempt and the next publication (within 250 ms) covers it. The
+ * timestamps past the lead: then commits on the floored tables abort until the larger bound one of them asked for is
+ * published (at once: {@code ClockBound#onWant}, one Hazelcast round trip; 1 and 7 attempts on the surviving node in
+ * two runs of the process test below). The
  * paper has no memory-node failover: this is ours. Tests: {@code SundialClockBoundTest} (real commits on one memory
  * node, both primitives), {@code RtsFloorTest#shouldOrderASundialWriterAboveACommitAtTheBoundADownComputeNodePublished},
  * {@code cluster.RccTimestampFailoverProcessTest#shouldSettleWithoutWaitingForAComputeNodeKilledBesideTheMemoryNode}.

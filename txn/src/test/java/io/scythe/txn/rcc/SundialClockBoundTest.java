@@ -45,6 +45,8 @@ class SundialClockBoundTest {
             assertThat(bound.nextBound()).as("logical: the host's clock plays no part")
                 .isEqualTo(RccClock.LOGICAL_BOUND_LEAD_TICKS);
             bound.published(bound.nextBound()); // as a cluster node does before its loops serve
+            final java.util.concurrent.atomic.AtomicInteger asked = new java.util.concurrent.atomic.AtomicInteger();
+            bound.onWant(asked::incrementAndGet); // a cluster node publishes at once (ScytheNode#publishClockBounds)
 
             final String first = node.on(rt -> attempt(module, bound, p, rt));
             assertThat(first).isEqualTo("aborted " + RccClock.BEYOND_BOUND);
@@ -56,6 +58,7 @@ class SundialClockBoundTest {
                 .isEqualTo(RccClock.LOGICAL_BOUND_LEAD_TICKS);
             assertThat(bound.nextBound()).as("the next publication covers the refused commit")
                 .isEqualTo(5_000 + RccClock.LOGICAL_BOUND_LEAD_TICKS);
+            assertThat(asked.get()).as("the node told to publish it now").isEqualTo(1);
 
             bound.published(bound.nextBound());
             final String retried = node.on(rt -> attempt(module, bound, p, rt));
