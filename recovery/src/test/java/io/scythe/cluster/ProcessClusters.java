@@ -215,6 +215,43 @@ final class ProcessClusters {
     }
 
     /**
+     * The attempts {@code node}'s coordinators aborted for {@code reason} (its /metrics' {@code scythe_aborts_total}
+     * of that label, summed over its other tags), or -1 when it did not answer.
+     */
+    static long aborts(final LocalCluster cluster, final String node, final String reason) {
+        final String metrics;
+        try {
+            metrics = get(cluster, node, "/metrics");
+        } catch (final Exception e) {
+            return -1;
+        }
+        double n = 0;
+        for (final String line : metrics.split("\n")) {
+            if (line.startsWith("scythe_aborts_total{") && line.contains("reason=\"" + reason + "\"")) {
+                n += Double.parseDouble(line.substring(line.lastIndexOf(' ') + 1));
+            }
+        }
+        return (long) n;
+    }
+
+    /**
+     * The objects locked or queued on and the Takeout tickets outstanding, summed over memory nodes {@code mns} (their
+     * /health), or -1 when one did not answer.
+     */
+    static long locksHeld(final LocalCluster cluster, final java.util.List<String> mns) {
+        long held = 0;
+        for (final String mn : mns) {
+            try {
+                final io.vertx.core.json.JsonObject h = new io.vertx.core.json.JsonObject(get(cluster, mn, "/health"));
+                held += h.getLong("locksHeld", 0L) + h.getLong("ticketsOutstanding", 0L);
+            } catch (final Exception e) {
+                return -1;
+            }
+        }
+        return held;
+    }
+
+    /**
      * {@code count} moves over keys 0-15 (seeded by {@code seed}) sent at once, alternately to cn0 and cn1: each must
      * end committed or aborted, never unknown; the committed ones are applied to {@code expected} and the abort
      * reasons added to {@code abortReasons}. Returns how many committed on cn0 and on cn1.

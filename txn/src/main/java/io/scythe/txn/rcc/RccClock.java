@@ -153,6 +153,31 @@ public final class RccClock {
     }
 
     /**
+     * How far above the largest commit timestamp a SUNDIAL compute node was refused its published bound is
+     * ({@link #logicalBound}), in ticks: 2^34 logical steps, which SUNDIAL's {@code +1} increments never climb in a run;
+     * only a memory node's settling (its floor two ticks above a clock or bound) moves a timestamp past it.
+     */
+    public static final long LOGICAL_BOUND_LEAD_TICKS = 1L << 10;
+
+    /**
+     * A bound on a SUNDIAL compute node's commit timestamps (issue 18). SUNDIAL has no clock: {@code commit.tts} is
+     * logical, the largest {@code wts} (or {@code rts + 1} of a record written) its accesses saw, so every timestamp it
+     * commits was first seen in memory, and a bound that followed the host's clock would only throw floors hours
+     * ahead. So the bound follows nothing but the commits refused: {@link #LOGICAL_BOUND_LEAD_TICKS} at first, then
+     * that lead above the largest timestamp a loop was refused ({@link io.scythe.txn.spi.ClockBound#want}). A commit
+     * above it aborts ({@link #BEYOND_BOUND}) before it writes any timestamp (its absent bounds' raise, its leases'
+     * renewal, its log record, {@code RccTsTxn#commitInStages}), so a memory node's settling floors above every
+     * timestamp a SUNDIAL node that is down wrote, reads' renewals on the dead primary included. What it costs: when a
+     * settling's floor (from a down node's bound) moves timestamps past a live node's bound, its commits on the floored
+     * tables abort until the larger bound is published, which a refused commit asks for at once
+     * ({@code ClockBound#onWant}; one Hazelcast round trip; {@code RccTimestampFailoverProcessTest} counted 1 and 7
+     * such attempts on the surviving node).
+     */
+    public static io.scythe.txn.spi.ClockBound logicalBound() {
+        return new io.scythe.txn.spi.ClockBound(() -> 0, LOGICAL_BOUND_LEAD_TICKS);
+    }
+
+    /**
      * Clock-skew control: a timestamp {@code remote} read from a tuple (a {@code wts} or {@code rts}) moves this
      * clock up to it, so the next timestamps are larger. A smaller one changes nothing.
      */
