@@ -130,6 +130,8 @@ public record NodeConfig(String cluster, String secret, String node, String host
             final JsonObject fabric = json.getJsonObject("fabric", new JsonObject().put("provider", "shm"));
             new FabricOptions(fabric.copy()); // validates
             final FabricLease.Options lease = FabricLease.Options.DEFAULT;
+            final long memoryNodeTimeoutMs = json.getLong("memoryNodeTimeoutMs",
+                java.util.concurrent.TimeUnit.NANOSECONDS.toMillis(io.scythe.rrpc.RrpcOptions.DEFAULT_MEMORY_NODE_CALL_TIMEOUT_NS));
             final NodeConfig c = new NodeConfig(
                 FabricOptions.checkName("cluster", json.getString("cluster", "scythe")),
                 secret,
@@ -154,11 +156,9 @@ public record NodeConfig(String cluster, String secret, String node, String host
                 json.getBoolean("leaseCheck", true),
                 FaultPoints.Fault.list(json.getJsonArray("faults")),
                 json.getLong("peerCallTimeoutMs", 1_000L),
-                json.getLong("memoryNodeTimeoutMs", java.util.concurrent.TimeUnit.NANOSECONDS.toMillis(
-                    io.scythe.rrpc.RrpcOptions.DEFAULT_MEMORY_NODE_CALL_TIMEOUT_NS)),
+                memoryNodeTimeoutMs,
                 json.getLong("verbTimeoutMs", Math.min(io.scythe.fabric.QpOptions.DEFAULT_TRANSPORT_TIMEOUT_MS,
-                    json.getLong("memoryNodeTimeoutMs", java.util.concurrent.TimeUnit.NANOSECONDS.toMillis(
-                        io.scythe.rrpc.RrpcOptions.DEFAULT_MEMORY_NODE_CALL_TIMEOUT_NS)))),
+                    memoryNodeTimeoutMs)),
                 json.getInteger("replicas", -1),
                 List.copyOf(cns),
                 json.getLong("leaseRenewMs", 0L),
