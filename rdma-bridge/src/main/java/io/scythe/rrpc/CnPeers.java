@@ -66,6 +66,12 @@ public final class CnPeers {
     public static final int PROBE_BYTES = 4096;
     /** A peer that answers nothing for a second is taken for dead, paused or overloaded. */
     public static final long DEFAULT_CALL_TIMEOUT_NS = TimeUnit.SECONDS.toNanos(1);
+    /**
+     * The least a directory lookup (an event-bus request, always in real time) waits. A call's bound may be far
+     * shorter (the simulator's are microseconds of virtual time) and a 1 ms real-time lookup failed under load
+     * (CnPeersSimTest at load 20-57); a lookup to a peer that leaves is failed at once anyway ({@link #peerLeft}).
+     */
+    static final long MIN_LOOKUP_TIMEOUT_MS = 1_000;
     /** Where the fabric cannot wake a loop on a peer's WRITE (shm), an idle loop polls its rings this often. */
     public static final long DEFAULT_IDLE_POLL_NS = TimeUnit.MICROSECONDS.toNanos(200);
     /** Rings per loop's server: one per calling (node, loop); paired calls need one per peer. */
@@ -125,7 +131,7 @@ public final class CnPeers {
         this.loopCount = loops;
         this.loopsByIndex = new Loop[loops];
         this.client = RrpcClient.withRegionPerRing(vertx, nic, this.options, "peers.replies");
-        this.lookup = new DeliveryOptions().setSendTimeout(Math.max(1,
+        this.lookup = new DeliveryOptions().setSendTimeout(Math.max(MIN_LOOKUP_TIMEOUT_MS,
             TimeUnit.NANOSECONDS.toMillis(this.options.callTimeoutNs())));
         this.probeRegion = register(PROBE_REGION, PROBE_BYTES);
     }
