@@ -22,8 +22,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * Issue 23 §1, the fence scenario's wedge, in one JVM: a Hazelcast master's split-brain search dials an address whose
- * process is paused (SIGSTOP: the kernel accepts the TCP connection, nobody ever reads or answers). Played here by a
- * {@link ServerSocket} that is bound and never accepts. The measure is the CPU time of the members' {@code
+ * process is paused (SIGSTOP: the kernel accepts the TCP connection, nobody ever reads or answers): a member in a
+ * child JVM ({@link PausedPeerMember}), SIGSTOPped. The measure is the CPU time of the members' {@code
  * IO.thread-out-*} threads: with the old configuration one of them spins (CI 203: 18 s of CPU in 25 s) and every other
  * connection it serves starves.
  */
@@ -33,7 +33,6 @@ class PausedPeerIoSpinTest {
     private static final long WINDOW_MS = 12_000;
 
     private final List<HazelcastInstance> started = new ArrayList<>();
-    private final List<ServerSocket> paused = new ArrayList<>();
     private final List<Process> processes = new ArrayList<>();
 
     @AfterEach
@@ -44,46 +43,12 @@ class PausedPeerIoSpinTest {
         for (final HazelcastInstance hz : started) {
             hz.getLifecycleService().terminate();
         }
-        for (final ServerSocket s : paused) {
-            s.close();
-        }
-        for (final java.net.Socket s : held) {
-            s.close();
-        }
     }
 
     private static int freePort() throws IOException {
         try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
             return s.getLocalPort();
         }
-    }
-
-    private final AtomicInteger dials = new AtomicInteger();
-    private final List<java.net.Socket> held = new java.util.concurrent.CopyOnWriteArrayList<>();
-
-    /**
-     * A "paused process" on {@code port}: connections are accepted (as the kernel of a SIGSTOPped process completes
-     * them) and held open, never read nor answered. Accepting (rather than leaving them in the backlog) only lets the
-     * test count the dials ({@link #dials}); the dialling member sees the same silence.
-     */
-    private ServerSocket pause(final int port) throws IOException {
-        final ServerSocket s = new ServerSocket();
-        s.setReuseAddress(true);
-        s.bind(new java.net.InetSocketAddress(InetAddress.getLoopbackAddress(), port), 50);
-        paused.add(s);
-        final Thread acceptor = new Thread(() -> {
-            try {
-                while (true) {
-                    held.add(s.accept());
-                    dials.incrementAndGet();
-                }
-            } catch (final IOException closed) {
-                // the test is over
-            }
-        }, "paused-peer-" + port);
-        acceptor.setDaemon(true);
-        acceptor.start();
-        return s;
     }
 
     private HazelcastInstance member(final String cluster, final String node, final int port,
@@ -138,7 +103,8 @@ class PausedPeerIoSpinTest {
 
     /**
      * Two seeds (as the TSO and a memory node) and a compute node that joins by them; the compute node then pauses
-     * (its address accepts and never answers). Returns the output threads' CPU over {@link #WINDOW_MS}.
+     * (its address accepts and never answers). Returns the output threads' CPU from the STOP to {@link #WINDOW_MS}
+     * after its removal.
      */
     private long pausedComputeNodeOutputCpuMs(final UnaryOperator<Config> tweak) throws Exception {
         return pausedMemberOutputCpuMs(false, tweak);
@@ -172,9 +138,11 @@ class PausedPeerIoSpinTest {
         for (int k = 0; k < 500; k++) {
             tsoMap.put(k, k);
         }
+        // Counted from the STOP, not from the removal: a dial between the first suspicion and the removal (a
+        // non-master re-dialling for its own heartbeats or operations) counts too (review stop57 #4).
+        final long before = outputCpuNanos();
         signal("STOP", cn.pid());
         awaitSize(tso, 2);
-        final long before = outputCpuNanos();
         final long end = System.nanoTime() + WINDOW_MS * 1_000_000;
         for (int k = 0; System.nanoTime() < end; k = (k + 1) % 500) {
             (k % 2 == 0 ? tsoMap : mnMap).put(k, k + 1);
@@ -189,7 +157,8 @@ class PausedPeerIoSpinTest {
 
     /**
      * The fix (conf/cluster.xml: previously joined members' addresses are not retained): the master's split-brain
-     * search never dials the paused compute node, so no output thread spins. Measured: 3 ms (a spinning thread: 3.8 s).
+     * search never dials the paused compute node, so no output thread spins. Measured: about 0.2 s of ordinary traffic
+     * (map calls through the window; a spinning thread: 2.1-3.8 s).
      */
     @Test
     void shouldNotSpinAnOutputThreadOnAPausedRemovedComputeNode() throws Exception {
