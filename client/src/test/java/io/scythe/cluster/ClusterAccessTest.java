@@ -66,6 +66,20 @@ class ClusterAccessTest {
     }
 
     /**
+     * The split-brain search dials the configured members (the seeds) only, never a member removed a moment ago (issue
+     * 23 section 1: a paused removed CN wedged the master's output I/O thread, PausedPeerIoSpinTest measures it). A
+     * value check: Hazelcast's default (14400 s) put back fails here.
+     */
+    @Test
+    void shouldNotRetainRemovedMembersAddressesForTheSplitBrainSearch() throws Exception {
+        final Path file = dir.resolve("client.json");
+        Files.writeString(file, clientJson().encodePrettily());
+        final Config hz = ClusterAccess.ofClientJson(file).hazelcastConfig();
+        assertThat(hz.getProperty("hazelcast.tcp.join.previously.joined.member.address.retention.seconds"))
+            .isEqualTo("0");
+    }
+
+    /**
      * A partition migration is given up after 15 s, not Hazelcast's 300 s (issue 23 section 3, soakports' soak: a
      * migration whose destination's response was lost hung, and a SIGKILLed CN stayed the owner of partitions 13-26
      * in the master's table until that migration failed, 115 s; cluster.xml says what is inferred). A value check:

@@ -224,7 +224,9 @@ public final class LocalCluster implements AutoCloseable {
         if (tcp) {
             fabricJson.put("addresses", addresses);
         }
-        // Every node joins through the TSO and the memory nodes (CNs come and go).
+        // Every node joins through the TSO and the memory nodes (CNs come and go). Never a CN or proxy here: the
+        // master's split-brain search dials this list (and, with conf/cluster.xml's retention 0, only this list), and
+        // a dial to a paused process wedges a Hazelcast output I/O thread (issue 23 §1, PausedPeerIoSpinTest).
         final JsonArray members = new JsonArray();
         for (final String n : names) {
             if (!n.startsWith("cn") && !n.startsWith("proxy")) {
