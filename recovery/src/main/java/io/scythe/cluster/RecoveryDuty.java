@@ -242,6 +242,10 @@ public final class RecoveryDuty {
     /** Memory nodes failed over (removed by the memory-node configuration): not waited for. */
     private volatile java.util.function.Predicate<String> memoryNodeRemoved = mn -> false;
     private final AtomicBoolean scanQueued = new AtomicBoolean();
+    /** A rescan while cut off from a memory node is set ({@link #rescanWhileCutOff}). */
+    private final AtomicBoolean cutOffRescanSet = new AtomicBoolean();
+    /** The pause before that rescan: {@link #RETRY_MS} unless a test sets it. */
+    private volatile long cutOffRescanMs = RETRY_MS;
     private volatile boolean stopped;
     private volatile UUID self;
     private UUID owedListener;
@@ -790,6 +794,23 @@ public final class RecoveryDuty {
         });
     }
 
+    /**
+     * Scans the owed map again in {@link #cutOffRescanMs}: an entry was left owed because a memory node is not seen, and
+     * what ends that may bring no event here. A configuration removing the node changes only the CN's catalog ({@link
+     * #memoryNodeRemoved}); before, when a CN and a memory node died together and the CN's entry was looked at before
+     * the removal, nothing looked again and no duty ever claimed it (issue 18, helper rcc19: the CN-beside-MN process
+     * test's "no duty claimed cn1.e1", its settling waiting forever). One timer at a time. Does not block.
+     */
+    private void rescanWhileCutOff() {
+        if (stopped || !cutOffRescanSet.compareAndSet(false, true)) {
+            return;
+        }
+        vertx.setTimer(cutOffRescanMs, t -> {
+            cutOffRescanSet.set(false);
+            scanLater();
+        });
+    }
+
     private void considerLater(final String incarnation, final String value) {
         blocking(() -> considerSafely(incarnation, value));
     }
@@ -846,11 +867,15 @@ public final class RecoveryDuty {
         final Set<UUID> live = hazelcast.getCluster().getMembers().stream().map(Member::getUuid)
             .collect(Collectors.toSet());
         final IMap<String, String> nodes = hazelcast.getMap(ScytheNode.NODES);
+        final boolean[] cutOff = {false};
         if (call("whether " + incarnation + " is to be recovered from here (" + ScytheNode.NODES + ")",
-            () -> !seesEveryMemoryNode(nodes, live) || !entry.getBoolean("leaseExpired", false)
+            () -> (cutOff[0] = !seesEveryMemoryNode(nodes, live)) || !entry.getBoolean("leaseExpired", false)
                 && liveCn(nodes.get(entry.getString("cn")), entry.getLong("epoch", -1L), live))) {
             // Cut off, or the incarnation is alive here: left owed until it really dies (then recovered). One whose
             // fabric lease expired was fenced by a memory node for it: recovered at once, member or not.
+            if (cutOff[0]) {
+                rescanWhileCutOff();
+            }
             return;
         }
         final String claimedBy = entry.getString("claimedBy");
