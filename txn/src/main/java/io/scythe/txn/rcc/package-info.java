@@ -156,15 +156,15 @@
  * node, both primitives), {@code RtsFloorTest#shouldOrderASundialWriterAboveACommitAtTheBoundADownComputeNodePublished},
  * {@code cluster.RccTimestampFailoverProcessTest#shouldSettleWithoutWaitingForAComputeNodeKilledBesideTheMemoryNode}.
  *
- * <p><b>TODO (issue 18, issue 23 §2): what the cluster floor does not cover.</b> What is still missing:
- * <ol>
- *   <li>A compute node down that published no bound (it died before its loops served, so it committed nothing)
- *       still holds the settling until it is back ({@code MemoryNodeFailover#downClocks}'s {@code waitsFor}). (The
- *       memory node's floor, review R3, now walks a promoted table in steps of
- *       {@link io.scythe.txn.rcc.RccModule#FLOOR_STEP_SLOTS} slots, one loop task each:
- *       {@code ProtocolModule#promotedSettlingSteps}.)</li>
- *   <li>The shared recovery's roll-forward writes a backup's newest version only ({@link
- *       io.scythe.txn.rcc.RccLockKind}), not MVCC's older-slot move nor SUNDIAL's rts.</li>
- * </ol>
+ * <p>A compute node down that published no bound died before its loops served (its first bound is published before
+ * them, and the map's entry is never removed), so it committed and read nothing: the settling waits for it only until
+ * its registered incarnation is recovered, fenced first, not until it comes back ({@code
+ * MemoryNodeFailover#downClocks}; helper rcc19, {@code PublishedClockBoundTest}). The memory node's floor, review R3,
+ * walks a promoted table in steps of {@link io.scythe.txn.rcc.RccModule#FLOOR_STEP_SLOTS} slots, one loop task each
+ * ({@code ProtocolModule#promotedSettlingSteps}).
+ *
+ * <p><b>TODO (issue 18, issue 23 §2): what the cluster floor does not cover.</b> The shared recovery's roll-forward
+ * writes a backup's newest version only ({@link io.scythe.txn.rcc.RccLockKind}), not MVCC's older-slot move nor
+ * SUNDIAL's rts.
  */
 package io.scythe.txn.rcc;
