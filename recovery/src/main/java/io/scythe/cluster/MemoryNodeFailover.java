@@ -404,9 +404,8 @@ final class MemoryNodeFailover {
      * paused past failure detection, or not yet back), which left no drained clock: the largest bound any compute
      * node published ({@link #CLOCK_BOUNDS}) but the live registered ones (their drained clocks are exact), so also a
      * node that died and was deregistered since (review of rcc18, W2: its reads may have raised rts on the primary
-     * that died now); and the registered ones down that published none and whose incarnation is not recovered yet,
-     * which the settling still waits for ({@code ScytheNode#settleCopiesWhenSettled}); once recovered, one that
-     * published none is not waited for (it never served). Blocking.
+     * that died now); and the registered ones down that published none, which the settling still waits for
+     * ({@code ScytheNode#settleCopiesWhenSettled}). Blocking.
      */
     DownClocks downClocks() {
         final Set<java.util.UUID> live = new java.util.HashSet<>();
@@ -426,13 +425,13 @@ final class MemoryNodeFailover {
                 up.add(e.getKey());
             } else {
                 down.add(e.getKey());
-                // Published none: no incarnation of this name ever served (each publishes before its loops serve, and
-                // the entry is never removed), so it committed nothing and read nothing. Waited for only until its
-                // registered incarnation is recovered (fenced first: a paused one's late publication then serves
-                // nothing); issue 18, helper rcc19 (it used to be waited for until it came back, unbounded).
-                if (!bounds.containsKey(e.getKey()) && !entry.getBoolean("recovered", false)
-                    && !RecoveryDuty.wasRecovered(hazelcast, RecoveryDuty.incarnation(e.getKey(),
-                        entry.getLong("epoch", -1L)))) {
+                // TODO rcc-unbounded-cn (issue 18): one that published none is waited for until it is back. Helper
+                // rcc19 let the settling go on once its incarnation was recovered, taking the absence of an entry as
+                // "never served"; the stop 57 review showed an absence proves nothing (an entry can be lost with the
+                // partition whose two replicas died with the CN and the memory node, or lowered by a merge), so that
+                // was taken back. What would make it safe: a positive mark that the CN never served (e.g. in its
+                // registry entry, set before its first publication), not the bound's absence.
+                if (!bounds.containsKey(e.getKey())) {
                     unbounded.add(e.getKey());
                 }
             }
@@ -451,10 +450,7 @@ final class MemoryNodeFailover {
      * published none.
      */
     record DownClocks(long bound, Set<String> down, Set<String> unbounded) {
-        /**
-         * Those that published no bound and are not recovered yet, named, or null when none: what the settling still
-         * waits for.
-         */
+        /** Those that published no bound, named, or null when none: what the settling still waits for. */
         String waitsFor() {
             return unbounded.isEmpty() ? null : String.join(", ", unbounded);
         }

@@ -597,8 +597,8 @@ public final class ScytheNode implements AutoCloseable {
      * nothing. What is left is a commit of the dead CN that read the dead primary at a timestamp above every live CN's
      * clock: the floor is also above the clock bound each CN that is down published ({@link
      * MemoryNodeFailover#downClocks}: it committed nothing above it; MVCC's clock bound, SUNDIAL's bound on its logical
-     * commit timestamps, issue 18), and one down that published none (it never served) is waited for until its
-     * incarnation is recovered. Polls every
+     * commit timestamps, issue 18), and one down that published none (it never served) is waited for until it is
+     * back. Polls every
      * {@value #SETTLE_POLL_MS} ms like {@link #promoteWhenDrained}, never gives up; a failed step is tried again.
      */
     private void settleCopiesWhenSettled(final io.scythe.txn.MemoryNodeConfiguration c, final Set<Integer> partitions,
@@ -631,12 +631,12 @@ public final class ScytheNode implements AutoCloseable {
                 // a timestamp above every live clock would go unfloored (a read-only commit logs nothing recovery
                 // could add; review of issue 18, R1). So the floor is also above the last clock bound each such node
                 // published (MemoryNodeFailover#CLOCK_BOUNDS: it committed no timestamp above it,
-                // RccTsTxn#commitInStages; MVCC's and SUNDIAL's alike). One that published none died before its
-                // loops served (the first bound is published before): it holds the copies, unavailable and said so
-                // every 5 s, only until its incarnation is recovered (fenced), not until it is back.
+                // RccTsTxn#commitInStages; MVCC's and SUNDIAL's alike). One that published none (it died before its
+                // loops served: the first bound is published before) holds the copies, unavailable and said so every
+                // 5 s, until it is back (TODO rcc-unbounded-cn, MemoryNodeFailover#downClocks).
                 final MemoryNodeFailover.DownClocks down = failover.downClocks();
                 if (down.waitsFor() != null) {
-                    return (Object) ("compute nodes " + down.waitsFor() + " to be recovered (down, and published no "
+                    return (Object) ("compute nodes " + down.waitsFor() + " to come back (down, and published no "
                         + "clock bound to floor above)");
                 }
                 downFloored[0] = down.down().isEmpty() ? "" : "; compute nodes " + down.down() + " down, their "

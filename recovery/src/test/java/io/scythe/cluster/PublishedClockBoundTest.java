@@ -55,43 +55,6 @@ class PublishedClockBoundTest {
         }
     }
 
-    /**
-     * Issue 18 (helper rcc19): a compute node that died before publishing any bound never served (its first bound is
-     * published before its loops serve): the settling waits for it only until its incarnation is recovered (fenced and
-     * its commits decided), not until it comes back, and adds nothing to the floor for it.
-     */
-    @Test
-    void shouldStopWaitingForAComputeNodeThatPublishedNoBoundOnceItsIncarnationIsRecovered() throws Exception {
-        final HazelcastInstance hz = member();
-        try {
-            final MemoryNodeFailover failover = new MemoryNodeFailover(hz, List.of("mn0", "mn1", "mn2"), 2);
-            final com.hazelcast.map.IMap<String, String> nodes = hz.getMap(ScytheNode.NODES);
-            nodes.put("cn1", new JsonObject().put("role", NodeRole.CN.label()).put("epoch", 3L).put("slot", 1L)
-                .put("member", UUID.randomUUID().toString()).encode());
-            nodes.put("cn2", new JsonObject().put("role", NodeRole.CN.label()).put("epoch", 2L).put("slot", 2L)
-                .put("member", UUID.randomUUID().toString()).encode());
-            failover.publishClockBound("cn2", 6_000);
-            assertThat(failover.downClocks().waitsFor()).as("cn1 down, published none, not recovered").isEqualTo("cn1");
-
-            // An earlier incarnation's recovery says nothing of the registered one.
-            hz.<String, String>getMap(RecoveryDuty.RECOVERED).put(RecoveryDuty.incarnation("cn1", 2), "{}");
-            assertThat(failover.downClocks().waitsFor()).isEqualTo("cn1");
-
-            hz.<String, String>getMap(RecoveryDuty.RECOVERED).put(RecoveryDuty.incarnation("cn1", 3), "{}");
-            MemoryNodeFailover.DownClocks down = failover.downClocks();
-            assertThat(down.waitsFor()).as("cn1's incarnation recovered: it never served").isNull();
-            assertThat(down.down()).containsExactly("cn1", "cn2");
-            assertThat(down.bound()).as("cn2's bound only").isEqualTo(6_000);
-
-            // The same when the registry marks it recovered (ScytheNode's entry flag).
-            nodes.put("cn3", new JsonObject().put("role", NodeRole.CN.label()).put("epoch", 1L).put("recovered", true)
-                .put("member", UUID.randomUUID().toString()).encode());
-            assertThat(failover.downClocks().waitsFor()).isNull();
-        } finally {
-            hz.getLifecycleService().terminate();
-        }
-    }
-
     /** A one-member Hazelcast cluster of its own on loopback. */
     private static HazelcastInstance member() throws Exception {
         final int port = LocalCluster.freePort();
