@@ -425,6 +425,12 @@ final class MemoryNodeFailover {
                 up.add(e.getKey());
             } else {
                 down.add(e.getKey());
+                // TODO rcc-unbounded-cn (issue 18): one that published none is waited for until it is back. Helper
+                // rcc19 let the settling go on once its incarnation was recovered, taking the absence of an entry as
+                // "never served"; the stop 57 review showed an absence proves nothing (an entry can be lost with the
+                // partition whose two replicas died with the CN and the memory node, or lowered by a merge), so that
+                // was taken back. What would make it safe: a positive mark that the CN never served (e.g. in its
+                // registry entry, set before its first publication), not the bound's absence.
                 if (!bounds.containsKey(e.getKey())) {
                     unbounded.add(e.getKey());
                 }

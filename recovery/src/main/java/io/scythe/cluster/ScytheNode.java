@@ -633,7 +633,7 @@ public final class ScytheNode implements AutoCloseable {
                 // published (MemoryNodeFailover#CLOCK_BOUNDS: it committed no timestamp above it,
                 // RccTsTxn#commitInStages; MVCC's and SUNDIAL's alike). One that published none (it died before its
                 // loops served: the first bound is published before) holds the copies, unavailable and said so every
-                // 5 s, until it is back.
+                // 5 s, until it is back (TODO rcc-unbounded-cn, MemoryNodeFailover#downClocks).
                 final MemoryNodeFailover.DownClocks down = failover.downClocks();
                 if (down.waitsFor() != null) {
                     return (Object) ("compute nodes " + down.waitsFor() + " to come back (down, and published no "

@@ -20,12 +20,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 class PublishedClockBoundTest {
     @Test
     void shouldFloorAboveTheBoundsOfTheComputeNodesDownAndWaitOnlyForThoseThatPublishedNone() throws Exception {
-        final int port = LocalCluster.freePort();
-        final NodeConfig config = NodeConfig.of(new JsonObject().put("cluster", "bounds" + UUID.randomUUID()
-                .toString().substring(0, 8)).put("secret", "a test secret of the cluster").put("node", "mn0")
-            .put("hazelcastPort", port).put("members", new JsonArray(List.of("127.0.0.1:" + port)))
-            .put("httpPort", -1));
-        final HazelcastInstance hz = Hazelcast.newHazelcastInstance(ClusterSetup.hazelcastConfig(config));
+        final HazelcastInstance hz = member();
         try {
             final MemoryNodeFailover failover = new MemoryNodeFailover(hz, List.of("mn0", "mn1", "mn2"), 2);
             final String live = hz.getCluster().getLocalMember().getUuid().toString();
@@ -58,5 +53,15 @@ class PublishedClockBoundTest {
         } finally {
             hz.getLifecycleService().terminate();
         }
+    }
+
+    /** A one-member Hazelcast cluster of its own on loopback. */
+    private static HazelcastInstance member() throws Exception {
+        final int port = LocalCluster.freePort();
+        final NodeConfig config = NodeConfig.of(new JsonObject().put("cluster", "bounds" + UUID.randomUUID()
+                .toString().substring(0, 8)).put("secret", "a test secret of the cluster").put("node", "mn0")
+            .put("hazelcastPort", port).put("members", new JsonArray(List.of("127.0.0.1:" + port)))
+            .put("httpPort", -1));
+        return Hazelcast.newHazelcastInstance(ClusterSetup.hazelcastConfig(config));
     }
 }

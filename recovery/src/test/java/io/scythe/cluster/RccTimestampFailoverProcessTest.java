@@ -123,12 +123,14 @@ class RccTimestampFailoverProcessTest {
      * incarnation; a move on that partition then commits on cn0. Every move answered committed is applied, each one in
      * doubt (cn1's in flight, or a write-back failed on mn2) whole or not at all, and no lock is left on mn0 or mn1.
      */
-    @org.junit.jupiter.api.Disabled("TODO rcc-cn-beside-mn: not in the suite yet. Each case took 140-240 s on the "
-        + "2-core box (the module's budget is minutes), and in helper rcc18b's 4th run the rcc-sundial case failed "
-        + "before any settling: cn0 waited over 65 s for cn1's recovery and no duty claimed cn1.e1 (not looked into). "
-        + "Run it with -Dtest=RccTimestampFailoverProcessTest#shouldSettleWithout* after removing this line.")
+    @org.junit.jupiter.api.Disabled("TODO rcc-cn-beside-mn: not in the suite yet. Its failure in helper rcc18b's 4th run "
+        + "(no duty claimed cn1.e1) is found and fixed (RecoveryDuty#rescanIfCutOff, helper rcc19), and rcc-sundial "
+        + "passed 3 runs in a row after it, but each took 216-250 s on the 2-core box at load 20-40 (about 200 s of it "
+        + "the cluster's start), not the < 60 s the suite's budget needs. Run it with "
+        + "-Dtest=RccTimestampFailoverProcessTest#shouldSettleWithout* -Djunit.jupiter.conditions.deactivate="
+        + "'org.junit.*DisabledCondition' (-Dscythe.test.cnBesideMn=rcc-mvcc,rcc-sundial for both protocols).")
     @ParameterizedTest
-    @ValueSource(strings = {"rcc-mvcc", "rcc-sundial"})
+    @org.junit.jupiter.params.provider.MethodSource("cnBesideMnProtocols")
     void shouldSettleWithoutWaitingForAComputeNodeKilledBesideTheMemoryNode(final String protocol,
                                                                         @TempDir final Path dir) throws Exception {
         final LocalCluster cluster = cluster(protocol, dir);
@@ -175,6 +177,16 @@ class RccTimestampFailoverProcessTest {
         } finally {
             ProcessClusters.stop(client, cluster);
         }
+    }
+
+    /**
+     * The protocols {@link #shouldSettleWithoutWaitingForAComputeNodeKilledBesideTheMemoryNode} runs: SUNDIAL only in
+     * the suite (a case takes minutes on a loaded box; its logical bound is the path MVCC's clock bound does not take,
+     * and the settling and recovery duty they share are the same), more by hand with
+     * {@code -Dscythe.test.cnBesideMn=rcc-mvcc,rcc-sundial}.
+     */
+    static List<String> cnBesideMnProtocols() {
+        return List.of(System.getProperty("scythe.test.cnBesideMn", "rcc-sundial").split(","));
     }
 
     /** Three memory nodes (2 backups each), two compute nodes, {@code protocol}, the counters workload. */

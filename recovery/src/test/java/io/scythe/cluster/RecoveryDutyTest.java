@@ -478,6 +478,35 @@ class RecoveryDutyTest {
         assertThat(outstandingTickets(3)).isEqualTo(1);
     }
 
+    /**
+     * Issue 18 (helper rcc19): a CN and a memory node die together; the CN's owed entry is looked at while the memory
+     * node is still unseen and not yet removed by a configuration, so it is left owed. The configuration's removal
+     * comes as no map event (only the CN's catalog changes): the duty looks again by itself and recovers it. Before,
+     * nothing looked again and no duty ever claimed it.
+     */
+    @Test
+    void shouldRecoverOnceAMemoryNodeItDidNotSeeIsRemovedWithoutANewEvent() throws Exception {
+        vertx = Vertx.vertx(new VertxOptions().setEventLoopPoolSize(1));
+        final HazelcastInstance hzC = member("cnC");
+        hzC.<String, String>getMap(ScytheNode.NODES).put("mn1", new JsonObject().put("role", "mn")
+            .put("fabricNode", "mn1").put("epoch", 0).put("member", deadMember().toString()).encode());
+        register(hzC, "cnC", 1, 3, hzC.getCluster().getLocalMember().getUuid());
+        oweDeadCnA(hzC);
+        Thread.sleep(300); // the shard map settled: no event after the duty starts
+        final Map<String, Integer> runs = new java.util.concurrent.ConcurrentHashMap<>();
+        final java.util.concurrent.atomic.AtomicBoolean mn1Removed = new java.util.concurrent.atomic.AtomicBoolean();
+        final RecoveryDuty duty = started(new RecoveryDuty(vertx, hzC, "cnC", 1, List.of("mn0", "mn1"),
+            countingRecoverer(runs), line -> log("cnC", line), why -> {
+                throw new AssertionError("handed over: " + why);
+            }).memoryNodeRemoved(mn -> "mn1".equals(mn) && mn1Removed.get()));
+        Thread.sleep(1_500);
+        assertThat(runs).as("mn1 unseen and not removed: nothing recovered").isEmpty();
+        assertThat(owed(hzC)).containsOnlyKeys("cnA.e1");
+        mn1Removed.set(true); // a configuration removed mn1: no map event
+        eventually("recovered once mn1 was removed", () -> recovered(duty, "cnA.e1", 1));
+        assertThat(runs).containsExactly(Map.entry("cnA.e1", 1));
+    }
+
     @Test
     void shouldFreeTheCasWordsOfASupersededIncarnationThatNeverWroteALog() throws Exception {
         startData("ford-occ");

@@ -158,10 +158,13 @@
  *
  * <p><b>TODO (issue 18, issue 23 §2): what the cluster floor does not cover.</b> What is still missing:
  * <ol>
- *   <li>A compute node down that published no bound (it died before its loops served, so it committed nothing)
- *       still holds the settling until it is back ({@code MemoryNodeFailover#downClocks}'s {@code waitsFor}). (The
- *       memory node's floor, review R3, now walks a promoted table in steps of
- *       {@link io.scythe.txn.rcc.RccModule#FLOOR_STEP_SLOTS} slots, one loop task each:
+ *   <li>rcc-unbounded-cn: a compute node down that published no bound (it died before its loops served, so it
+ *       committed nothing) still holds the settling until it is back ({@code MemoryNodeFailover#downClocks}'s
+ *       {@code waitsFor}). Helper rcc19 let it go once its incarnation was recovered, on the bound's absence; the stop 57
+ *       review showed the absence proves nothing (an entry lost with both replicas of its partition, or lowered by a
+ *       merge: {@code scythe.cnclockbounds} now has conf/cluster.xml's backups and the higher-value merge), so it was
+ *       taken back: it needs a positive mark that the node never served. (The memory node's floor, review R3, walks a
+ *       promoted table in steps of {@link io.scythe.txn.rcc.RccModule#FLOOR_STEP_SLOTS} slots, one loop task each:
  *       {@code ProtocolModule#promotedSettlingSteps}.)</li>
  *   <li>The shared recovery's roll-forward writes a backup's newest version only ({@link
  *       io.scythe.txn.rcc.RccLockKind}), not MVCC's older-slot move nor SUNDIAL's rts.</li>
