@@ -107,6 +107,8 @@ public final class LotusNode {
         h.put("liveAttempts", live.size());
         h.put("recoveredReleased", recoveredReleased.sum());
         h.put("releasesGivenUp", releasesGivenUp.sum());
+        h.put("slotsReclaimed", slotsReclaimed.sum());
+        h.put("slotReclaimFailures", slotReclaimFailures.sum());
         h.put("awaitingOwnRecovery", awaitingOwnRecovery);
         return h;
     }
@@ -158,8 +160,42 @@ public final class LotusNode {
         recoveredIncarnations.add(new long[] {prefix, mask}); // first: a request checked after this is refused
         final int released = locks.releaseAll(h -> h.cn() == cn && (h.txn() & mask) == prefix);
         recoveredReleased.add(released);
-        return "freed " + released + " lock(s) of " + name + " here";
+        return "freed " + released + " lock(s) of " + name + " here" + reclaimSlotsOf(prefix & mask);
     }
+
+    /**
+     * TODO lotusins-return, its last part (helper lotus20): a dead cluster node's object slots. Its pool was granted
+     * them under its incarnation's transaction id prefix ({@link SlotPool#ofIdPrefix}); the host tells every survivor
+     * that prefix once the incarnation's redo records are finished ({@link #peerRecovered}), so each survivor sends
+     * RECLAIM for it ({@link SlotPool#reclaim}) to every primary of every hash-indexed table: a slot granted to it that
+     * no index entry names goes back (its pool's unused ones and those of its attempts undone or never finished), one
+     * the index names stays with its key, as the in-process recovery does ({@link #reclaimSlots}). Every survivor
+     * asks (none knows whether another is alive to): the memory node forgets the holder at the first, so the others
+     * free nothing. A restarted incarnation has another epoch, so another holder, and keeps its slots. A RECLAIM that
+     * fails (its memory node gone) leaks those slots only ({@code slotReclaimFailures} in the health). Run on the
+     * node's loop 0; nothing before {@link #start} (unit tests without a runtime).
+     */
+    private String reclaimSlotsOf(final long prefix) {
+        final io.scythe.txn.TxnRuntime runtime = home;
+        final java.util.concurrent.Executor loop = homeLoop;
+        if (runtime == null || loop == null) {
+            return "";
+        }
+        final long holder = SlotPool.holderOfPrefix(prefix);
+        loop.execute(() -> SlotPool.reclaim(runtime, holder).onComplete(ar -> {
+            if (ar.succeeded()) {
+                slotsReclaimed.add(ar.result());
+            } else {
+                slotReclaimFailures.increment();
+            }
+        }));
+        return ", its object slots outside the index asked back (holder " + Long.toHexString(holder) + ")";
+    }
+
+    /** Object slots of dead incarnations of other processes that this node's RECLAIMs gave back ({@link #reclaimSlotsOf}). */
+    final LongAdder slotsReclaimed = new LongAdder();
+    /** RECLAIMs of {@link #reclaimSlotsOf} that failed (those slots leak). */
+    final LongAdder slotReclaimFailures = new LongAdder();
 
     /**
      * A restarted node whose earlier incarnations are recovered: serves the shards the map names it for (from its
@@ -193,6 +229,7 @@ public final class LotusNode {
         for (int s = 0; s < LotusKey.SHARDS; s++) {
             serving.set(s, start.ownerOf(s) == index ? 1 : 0);
         }
+        this.slots = cluster.separateProcesses() ? SlotPool.ofIdPrefix() : new SlotPool();
         cluster.join(this);
         this.locks = locks;
         this.fields = fields;
@@ -284,8 +321,12 @@ public final class LotusNode {
     private final VtCache vtCache = new VtCache(Integer.getInteger("scythe.lotus.vtCacheEntries",
         VtCache.DEFAULT_ENTRIES));
 
-    /** This node's object slots for one-sided inserts ({@link SlotPool}). */
-    private final SlotPool slots = new SlotPool();
+    /**
+     * This node's object slots for one-sided inserts ({@link SlotPool}): a cluster node in a process of its own holds
+     * them under its incarnation's transaction id prefix ({@link SlotPool#ofIdPrefix}), which the survivors learn from
+     * the host ({@link #peerRecovered}).
+     */
+    private final SlotPool slots;
 
     SlotPool slots() {
         return slots;
@@ -642,13 +683,20 @@ public final class LotusNode {
     // ------------------------------------------------------------------------------------ leases and recovery
 
     /** The runtime of this node's loop 0, where its periodic tasks and the recoveries it leads run. */
-    private io.scythe.txn.TxnRuntime home;
+    private volatile io.scythe.txn.TxnRuntime home;
     /** Dead nodes this node has let go of (calls failed, its own attempts on them aborted) and whose locks it freed. */
     private final java.util.Set<Integer> noticed = new java.util.TreeSet<>();
     private final java.util.Set<Integer> freed = new java.util.TreeSet<>();
 
-    /** Starts resharding and the membership lease on loop 0 ({@code runtime} is its). */
-    void start(final io.scythe.txn.TxnRuntime runtime) {
+    /** How to run a task on loop 0, {@link #home}'s ({@link #start}). */
+    private volatile java.util.concurrent.Executor homeLoop;
+
+    /**
+     * Starts resharding and the membership lease on loop 0 ({@code runtime} is its; {@code loop} runs a task there,
+     * for what other threads ask of it: {@link #reclaimSlotsOf}).
+     */
+    void start(final io.scythe.txn.TxnRuntime runtime, final java.util.concurrent.Executor loop) {
+        this.homeLoop = loop;
         this.home = runtime;
         if (restartedInProcess) {
             awaitOldIncarnation(runtime);

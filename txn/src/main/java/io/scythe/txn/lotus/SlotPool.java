@@ -2,6 +2,7 @@ package io.scythe.txn.lotus;
 
 import io.scythe.txn.Catalog;
 import io.scythe.txn.TxnRuntime;
+import io.scythe.txn.recovery.RecoveryRpc;
 import io.vertx.core.Future;
 
 import java.util.ArrayDeque;
@@ -42,32 +43,76 @@ final class SlotPool {
 
     private final Map<String, ArrayDeque<Long>> free = new HashMap<>();
     /**
+     * Whether this pool's holder id is its incarnation's transaction id prefix ({@link #ofIdPrefix}: a cluster node in
+     * a process of its own), learnt from the first transaction that takes a slot, rather than a number of this process.
+     */
+    private final boolean byIdPrefix;
+    /**
      * This pool's id on the memory nodes ({@code Table#grantSlots(int, long)}): each GRANT names it, so that the
      * recovery of this node's incarnation, once it is dead, gives back its slots no index names ({@link #reclaim}).
-     * Unique within the process (the simulator's, and the embedded cluster's, compute nodes; a node in a process of its
-     * own is never reclaimed for yet: TODO lotusins-return, the host's recovery).
+     * In process (the simulator's, and the embedded cluster's, compute nodes): a number unique within the process,
+     * which the survivors read from the dead node's pool. A cluster node in a process of its own ({@link #ofIdPrefix},
+     * helper lotus20, TODO lotusins-return closed): {@link #holderOfPrefix} of its incarnation's transaction id
+     * prefix, which the survivors are told by the host once the incarnation is recovered ({@code
+     * LotusNode#peerRecovered}); 0 until its first GRANT. Guarded by this.
      */
-    private final long holder = HOLDERS.incrementAndGet();
+    private long holder;
     private long granted;
     private long grants;
     private long leaked;
     private long returned;
+
+    /** A pool whose holder id is a number of this process (compute nodes of one process: simulator, embedded). */
+    SlotPool() {
+        this(false);
+    }
+
+    private SlotPool(final boolean byIdPrefix) {
+        this.byIdPrefix = byIdPrefix;
+        this.holder = byIdPrefix ? 0 : HOLDERS.incrementAndGet();
+    }
+
+    /**
+     * A pool of a cluster node in a process of its own: its holder id is {@link #holderOfPrefix} of its incarnation's
+     * transaction id prefix (the id's bits {@link RecoveryRpc#NODE_ID_MASK}: epoch and node slot), which the host names
+     * to every survivor once that incarnation is recovered: the survivors know no number of another process.
+     */
+    static SlotPool ofIdPrefix() {
+        return new SlotPool(true);
+    }
+
+    /**
+     * The holder id of the incarnation whose transaction ids carry {@code prefix} ({@link RecoveryRpc#NODE_ID_MASK}
+     * bits): the prefix with its low bit set (a prefix's low 32 bits are 0), so that it is never 0 ("no holder", not
+     * tracked by the memory node) even for epoch 0 of slot 0.
+     */
+    static long holderOfPrefix(final long prefix) {
+        return (prefix & RecoveryRpc.NODE_ID_MASK) | 1;
+    }
 
     /** The pool's name for {@code partition}'s primary copy: its memory node and table. */
     static String poolOf(final Catalog.Partition partition) {
         return partition.node() + "/" + partition.descriptor().schema().id();
     }
 
-    /** A slot of {@code partition}'s primary for this node's insert: from the pool, else from a new GRANT. */
-    Future<Long> take(final TxnRuntime runtime, final Catalog.Partition partition) {
+    /**
+     * A slot of {@code partition}'s primary for the insert of transaction {@code txnId} of this node: from the pool,
+     * else from a new GRANT.
+     */
+    Future<Long> take(final TxnRuntime runtime, final Catalog.Partition partition, final long txnId) {
         final String pool = poolOf(partition);
+        final long grantee;
         synchronized (this) {
             final ArrayDeque<Long> slots = free.get(pool);
             if (slots != null && !slots.isEmpty()) {
                 return Future.succeededFuture(slots.poll());
             }
+            if (byIdPrefix && holder == 0) {
+                holder = holderOfPrefix(txnId);
+            }
+            grantee = holder;
         }
-        return runtime.remote(partition).grantSlots(chunkOf(partition), holder).map(pointers -> {
+        return runtime.remote(partition).grantSlots(chunkOf(partition), grantee).map(pointers -> {
             synchronized (this) {
                 grants++;
                 granted += pointers.length;
@@ -117,7 +162,8 @@ final class SlotPool {
         }
     }
 
-    long holder() {
+    /** This pool's holder id ({@link #holder}): 0 for a pool {@link #ofIdPrefix} that asked for no GRANT yet. */
+    synchronized long holder() {
         return holder;
     }
 
