@@ -927,7 +927,7 @@ public final class LotusNode {
      * dead-node half; {@link SlotPool#reclaim}): its pool's unused ones, and those of its attempts undone or never
      * finished. Its shards wait for none of it: a reclaim that fails (a memory node gone) leaks those slots only
      * ({@code slotsReclaimFailure}). A dead incarnation not in this process (cluster nodes in processes of their own)
-     * is not reclaimed for: its holder id is not known here (TODO lotusins-return, the host's recovery).
+     * is reclaimed for on the host's word instead ({@link #reclaimSlotsOf}).
      */
     private void reclaimSlots(final LotusCluster.Recovery r) {
         final LotusNode dead = cluster.deadIncarnation(r.cn);

@@ -1757,7 +1757,8 @@ final class LotusTxn extends OneSidedTxn {
     private void returnWrittenSlots(final Map<Long, String> written, final boolean withdrawn) {
         final boolean phaseOver = invisiblePhase == null || invisiblePhase.isComplete();
         written.forEach((pointer, pool) -> node.slots().settleWritten(pool, pointer, phaseOver
-            && SlotPool.reusable(withdrawn, indexSlotsPosted, postedTo.get(takenSlotNodes.get(pointer)))));
+            && SlotPool.reusable(withdrawn, indexSlotsPosted, postedTo.get(takenSlotNodes.get(pointer))),
+            indexSlotsPosted));
     }
 
     /** Lotus's locks as the redo records name them ({@link LotusLockKind}). */

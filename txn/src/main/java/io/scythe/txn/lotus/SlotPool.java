@@ -21,8 +21,8 @@ import java.util.Map;
  * placeholder, deleted), out of it it is leaked, counted in {@link #leaked}. Before, every slot an aborted attempt
  * had written leaked: a 1-object table's one slot so (explorer phantom {@code --crash-mn 1 --replicas 2 --mns 3}
  * seed 16: "no object slot granted on mn0 (FULL)"). A live node's slots are never given back to the memory node; a
- * dead incarnation's that no index names are, by its recovery ({@link #reclaim}; in process only: TODO
- * lotusins-return, the host's recovery), and a deleted
+ * dead incarnation's that no index names are, by its recovery ({@link #reclaim}; on cluster nodes by every survivor
+ * once the host names the incarnation's id prefix, {@link #ofIdPrefix}), and a deleted
  * object is never reclaimed into a pool (Lotus's deletes are one-sided tombstones, which the memory node keeps, and
  * which a later insert of the key revives by INSERT RPC). Shared by the node's loops (synchronized).
  */
@@ -105,7 +105,9 @@ final class SlotPool {
         synchronized (this) {
             final ArrayDeque<Long> slots = free.get(pool);
             if (slots != null && !slots.isEmpty()) {
-                return Future.succeededFuture(slots.poll());
+                final long pointer = slots.poll();
+                pooled.remove(pointer);
+                return Future.succeededFuture(pointer);
             }
             if (byIdPrefix && holder == 0) {
                 holder = holderOfPrefix(txnId);
@@ -118,17 +120,36 @@ final class SlotPool {
                 granted += pointers.length;
                 final ArrayDeque<Long> slots = free.computeIfAbsent(pool, k -> new ArrayDeque<>());
                 for (int i = 1; i < pointers.length; i++) {
-                    slots.add(pointers[i]);
+                    if (pooled.add(pointers[i])) {
+                        slots.add(pointers[i]);
+                    } else {
+                        doubleGiveBacks++; // a GRANT naming a slot still pooled here: the memory node's bug
+                    }
                 }
             }
             return pointers[0];
         });
     }
 
-    /** Gives back a slot no WRITE was posted to. */
+    /**
+     * Gives back a slot no WRITE was posted to. A slot already in the pool is not added again (counted in
+     * {@link #doubleGiveBacks}): two inserts would take it, and two keys share one object (the stop-56 review's
+     * leftover; no path gives one back twice today, but the pool's safety does not rest on that).
+     */
     synchronized void giveBack(final String pool, final long pointer) {
+        if (!pooled.add(pointer)) {
+            doubleGiveBacks++;
+            return;
+        }
         free.computeIfAbsent(pool, k -> new ArrayDeque<>()).add(pointer);
     }
+
+    /** Every slot in {@link #free}, of every pool (pointers are unique across memory nodes' tables: their address). */
+    private final java.util.Set<Long> pooled = new java.util.HashSet<>();
+    /** Give-backs of a slot already in the pool, refused ({@link #giveBack}). */
+    private long doubleGiveBacks;
+    /** Aborted attempts' written slots whose index slot was posted: the key's object, a tombstone (not leaked). */
+    private long tombstones;
 
     /**
      * Whether a slot an aborted attempt posted WRITEs to may go back to the pool: its redo record (which names the
@@ -152,14 +173,35 @@ final class SlotPool {
         return true;
     }
 
-    /** An aborted attempt's slot it posted WRITEs to: back to the pool if {@code reusable}, else counted leaked. */
-    synchronized void settleWritten(final String pool, final long pointer, final boolean reusable) {
+    /**
+     * An aborted attempt's slot it posted WRITEs to: back to the pool if {@code reusable}; else, {@code inIndex} (its
+     * index slot was posted), the key's object, a tombstone, counted in {@link #tombstones} (the stop-56 review: it was
+     * counted leaked, which it is not: a later insert of the key revives it); else counted leaked.
+     */
+    synchronized void settleWritten(final String pool, final long pointer, final boolean reusable,
+                                    final boolean inIndex) {
         if (reusable) {
             giveBack(pool, pointer);
             returned++;
+        } else if (inIndex) {
+            tombstones++;
         } else {
             leaked++;
         }
+    }
+
+    /** Slots in pool {@code pool} ({@link #poolOf}) now. */
+    synchronized int free(final String pool) {
+        final ArrayDeque<Long> slots = free.get(pool);
+        return slots == null ? 0 : slots.size();
+    }
+
+    synchronized long tombstones() {
+        return tombstones;
+    }
+
+    synchronized long doubleGiveBacks() {
+        return doubleGiveBacks;
     }
 
     /** This pool's holder id ({@link #holder}): 0 for a pool {@link #ofIdPrefix} that asked for no GRANT yet. */
