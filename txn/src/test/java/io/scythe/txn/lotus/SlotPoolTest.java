@@ -36,8 +36,8 @@ class SlotPoolTest {
 
     /**
      * The stop-56 review's leftover: a slot given back twice went into the pool twice, so two inserts would take it
-     * (two keys in one object). Now the second give-back is refused and counted. Failed before (checked: two takes
-     * returned 4096 both).
+     * (two keys in one object). Now the second give-back is refused and counted. Without the guard the pool holds
+     * the slot three times here ("pooled once" fails; not run so: reasoned from the code before it).
      */
     @Test
     void shouldNotPoolASlotGivenBackTwice() {
