@@ -28,6 +28,21 @@ import static org.assertj.core.api.Assertions.assertThat;
  * the bucket it writes, and WRITEs the object (a slot granted to it) and the index slot; no INSERT RPC.
  */
 class LotusInsertSimTest extends SimVertxTest {
+
+    /**
+     * One-sided inserts on for every test here, whatever {@code -Dscythe.lotus.oneSidedInserts} says (stop-57 review,
+     * item 8: with the default taken, a run with the property false tested the INSERT RPC and still passed); the tests
+     * that compare with the INSERT RPC switch it off themselves.
+     */
+    @org.junit.jupiter.api.BeforeEach
+    void oneSidedOn() {
+        LotusModule.oneSidedInserts(true);
+    }
+
+    @org.junit.jupiter.api.AfterEach
+    void defaultBack() {
+        LotusModule.defaultOneSidedInserts();
+    }
     private static final String TABLE = "ins";
     private static final int TABLE_ID = 41;
     /** Keys that are not loaded; the test inserts them. */
@@ -462,7 +477,7 @@ class LotusInsertSimTest extends SimVertxTest {
         try {
             run = sim.run(vertx).run().toJson();
         } finally {
-            LotusModule.defaultOneSidedInserts();
+            LotusModule.oneSidedInserts(true); // back to this class's setting (oneSidedOn)
         }
         System.out.println(what + ": " + committed.size() + " inserted, reads " + counts[0] + "/" + counts[1] + ", "
             + run.getJsonObject("sim").encode());
@@ -537,7 +552,7 @@ class LotusInsertSimTest extends SimVertxTest {
                 }
             }
         } finally {
-            LotusModule.defaultOneSidedInserts();
+            LotusModule.oneSidedInserts(true); // back to this class's setting (oneSidedOn)
         }
         return out;
     }

@@ -150,12 +150,16 @@ public final class LotusNode {
             return null;
         }
         if (cn == index) {
+            // An earlier incarnation of this node, recovered (prefix 0: "all of them", none named): its slots go back
+            // too (stop-57 review, item 5a: a node alone, or the only one up, would else leak a chunk per restart).
+            final String slotsBack = prefix == 0 ? "" : reclaimSlotsOf(prefix & mask);
             if (!awaitingOwnRecovery) {
-                return null;
+                return slotsBack.isEmpty() ? null : "an earlier incarnation recovered" + slotsBack;
             }
             // Every earlier incarnation of this node is recovered: its commits are in memory, and no lock it held
             // anywhere is left (the others freed them); this node serves its shards now, from its empty table.
-            return "its earlier incarnations are recovered: serves its " + serveOwnShardsAgain() + " shards again";
+            return "its earlier incarnations are recovered: serves its " + serveOwnShardsAgain() + " shards again"
+                + slotsBack;
         }
         recoveredIncarnations.add(new long[] {prefix, mask}); // first: a request checked after this is refused
         final int released = locks.releaseAll(h -> h.cn() == cn && (h.txn() & mask) == prefix);
@@ -176,10 +180,15 @@ public final class LotusNode {
      * node's loop 0; nothing before {@link #start} (unit tests without a runtime).
      */
     private String reclaimSlotsOf(final long prefix) {
-        final io.scythe.txn.TxnRuntime runtime = home;
-        final java.util.concurrent.Executor loop = homeLoop;
-        if (runtime == null || loop == null) {
-            return "";
+        final io.scythe.txn.TxnRuntime runtime;
+        final java.util.concurrent.Executor loop;
+        synchronized (reclaimsBeforeStart) {
+            runtime = home;
+            loop = homeLoop;
+            if (runtime == null || loop == null) {
+                reclaimsBeforeStart.add(prefix); // sent by start (stop-57 review, item 5b: they were dropped)
+                return "";
+            }
         }
         final long holder = SlotPool.holderOfPrefix(prefix);
         loop.execute(() -> SlotPool.reclaim(runtime, holder).onComplete(ar -> {
@@ -192,6 +201,8 @@ public final class LotusNode {
         return ", its object slots outside the index asked back (holder " + Long.toHexString(holder) + ")";
     }
 
+    /** Id prefixes of recovered incarnations heard before {@link #start}: their RECLAIMs go then. */
+    private final List<Long> reclaimsBeforeStart = new java.util.ArrayList<>();
     /** Object slots of dead incarnations of other processes that this node's RECLAIMs gave back ({@link #reclaimSlotsOf}). */
     final LongAdder slotsReclaimed = new LongAdder();
     /** RECLAIMs of {@link #reclaimSlotsOf} that failed (those slots leak). */
@@ -696,8 +707,14 @@ public final class LotusNode {
      * for what other threads ask of it: {@link #reclaimSlotsOf}).
      */
     void start(final io.scythe.txn.TxnRuntime runtime, final java.util.concurrent.Executor loop) {
-        this.homeLoop = loop;
-        this.home = runtime;
+        final List<Long> heard;
+        synchronized (reclaimsBeforeStart) {
+            this.homeLoop = loop;
+            this.home = runtime;
+            heard = List.copyOf(reclaimsBeforeStart);
+            reclaimsBeforeStart.clear();
+        }
+        heard.forEach(this::reclaimSlotsOf);
         if (restartedInProcess) {
             awaitOldIncarnation(runtime);
             return;
