@@ -28,6 +28,21 @@ import static org.assertj.core.api.Assertions.assertThat;
  * the bucket it writes, and WRITEs the object (a slot granted to it) and the index slot; no INSERT RPC.
  */
 class LotusInsertSimTest extends SimVertxTest {
+
+    /**
+     * One-sided inserts on for every test here, whatever {@code -Dscythe.lotus.oneSidedInserts} says (stop-57 review,
+     * item 8: with the default taken, a run with the property false tested the INSERT RPC and still passed); the tests
+     * that compare with the INSERT RPC switch it off themselves.
+     */
+    @org.junit.jupiter.api.BeforeEach
+    void oneSidedOn() {
+        LotusModule.oneSidedInserts(true);
+    }
+
+    @org.junit.jupiter.api.AfterEach
+    void defaultBack() {
+        LotusModule.defaultOneSidedInserts();
+    }
     private static final String TABLE = "ins";
     private static final int TABLE_ID = 41;
     /** Keys that are not loaded; the test inserts them. */
@@ -157,7 +172,7 @@ class LotusInsertSimTest extends SimVertxTest {
             final long[] next = {FIRST_KEY};
             final Set<Long> committed = new TreeSet<>();
             final Simulation sim = insertsWithCn0Crashed(seed, 2, 4096, next, committed);
-            final JsonObject run = runOneSided(sim);
+            final JsonObject run = sim.run(vertx).run().toJson();
             // Not asserted here (no backups in this run): with one backup, seed 21 of a 150 us run left a primary and its
             // backup at different versions of an inserted key ("version 1 vs 20 on backup 1"), before and after L1's
             // change, a difference left open (helper lotusfail's report).
@@ -245,7 +260,7 @@ class LotusInsertSimTest extends SimVertxTest {
             final long[] next = {FIRST_KEY};
             final Set<Long> committed = new TreeSet<>();
             final Simulation sim = insertsWithCn0Crashed(seed, 1, 256, next, committed);
-            final JsonObject run = runOneSided(sim);
+            final JsonObject run = sim.run(vertx).run().toJson();
             final String what = "seed " + seed + ": " + run.getJsonObject("lotus");
             final List<io.scythe.txn.lotus.LotusCluster.Recovery> recoveries =
                 io.scythe.txn.lotus.LotusCluster.of(sim.peersOf(1)).recoveries();
@@ -307,7 +322,7 @@ class LotusInsertSimTest extends SimVertxTest {
             return done.recover(e -> txn.abort().transform(x -> Future.succeededFuture(0L)))
                 .map(x -> runtime.timers().nowNs() - began);
         });
-        final JsonObject run = runOneSided(sim);
+        final JsonObject run = sim.run(vertx).run().toJson();
         assertThat(committed).as("the revival committed").containsExactly(key);
         assertThat(readBack).as("reads after it").isNotEmpty().containsOnly(key * 7);
         final LogDb db = dbOf(sim, owner[0]);
@@ -328,16 +343,6 @@ class LotusInsertSimTest extends SimVertxTest {
         assertThat(run.getJsonObject("sim").getJsonArray("violations")).as(run.getJsonObject("sim").encode())
             .isEmpty();
         LotusSimTest.assertNoLockLeft(sim, 1);
-    }
-
-    /** {@code sim} run with one-sided inserts on, then off again. */
-    private JsonObject runOneSided(final Simulation sim) throws Exception {
-        LotusModule.oneSidedInserts(true);
-        try {
-            return sim.run(vertx).run().toJson();
-        } finally {
-            LotusModule.oneSidedInserts(false);
-        }
     }
 
     /** A LOCATE's placeholder for {@code key} in the index of {@code node}'s table (deleted, empty). */
@@ -372,13 +377,7 @@ class LotusInsertSimTest extends SimVertxTest {
         } else {
             Explorer.crashMemoryNode(o, 1, Faults.DEFAULT_DETECT_NS);
         }
-        final Explorer.Outcome outcome;
-        LotusModule.oneSidedInserts(true);
-        try {
-            outcome = Explorer.check(vertx, Explorer.Workload.TPCC, o.validate());
-        } finally {
-            LotusModule.oneSidedInserts(false);
-        }
+        final Explorer.Outcome outcome = Explorer.check(vertx, Explorer.Workload.TPCC, o.validate());
         assertThat(outcome.failure()).as(String.valueOf(outcome.failure())).isNull();
         assertThat(outcome.gaveUp()).as("a loop gave up").isFalse();
     }
@@ -399,13 +398,7 @@ class LotusInsertSimTest extends SimVertxTest {
     void shouldGiveAnAbortedInsertsWrittenSlotBack() throws Exception {
         final SimOptions o = Explorer.crashMemoryNode(Explorer.lengthened(Explorer.Workload.PHANTOM,
             Explorer.options("lotus", 16)).memoryNodes(3).replicas(2), 1, 20_000);
-        final Explorer.Outcome outcome;
-        LotusModule.oneSidedInserts(true);
-        try {
-            outcome = Explorer.check(vertx, Explorer.Workload.PHANTOM, o.validate());
-        } finally {
-            LotusModule.oneSidedInserts(false);
-        }
+        final Explorer.Outcome outcome = Explorer.check(vertx, Explorer.Workload.PHANTOM, o.validate());
         assertThat(outcome.failure()).as(String.valueOf(outcome.failure())).isNull();
     }
 
@@ -484,7 +477,7 @@ class LotusInsertSimTest extends SimVertxTest {
         try {
             run = sim.run(vertx).run().toJson();
         } finally {
-            LotusModule.oneSidedInserts(false); // back to the default (off: TODO lotusins-return)
+            LotusModule.oneSidedInserts(true); // back to this class's setting (oneSidedOn)
         }
         System.out.println(what + ": " + committed.size() + " inserted, reads " + counts[0] + "/" + counts[1] + ", "
             + run.getJsonObject("sim").encode());
@@ -559,7 +552,7 @@ class LotusInsertSimTest extends SimVertxTest {
                 }
             }
         } finally {
-            LotusModule.oneSidedInserts(false); // back to the default (off: TODO lotusins-return)
+            LotusModule.oneSidedInserts(true); // back to this class's setting (oneSidedOn)
         }
         return out;
     }

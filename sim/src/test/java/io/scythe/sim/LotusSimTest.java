@@ -145,9 +145,16 @@ class LotusSimTest extends SimVertxTest {
         // Churn (one counter, every client on it, no waiting) commits a few a run; the others far more. TPC-C on
         // one warehouse commits one or two a run since the CVT store: its INVISIBLE writes hold the district's lock
         // one round trip longer before T_commit (48 and 52 in 30 seeds when measured; ford-occ: 3 in seed 1).
+        // Churn's count is of its histories' transactions (every commit of the run, warm-up included): its measured
+        // window committed 1 in 10 seeds on three nodes with the INSERT RPC and 0 one-sided (helper lotus20), while
+        // its histories held 87 and 97 commits, and a long run (sim --workload churn --keys 1 --cns 3 --clients 4)
+        // 70,000 and 66,500 txn/s at abort rates 0.830 and 0.828: the window's count is noise, not a slower path.
+        if (workload == Explorer.Workload.CHURN) {
+            assertThat(Long.parseLong(m.group(2))).as(printed.toString()).isGreaterThan(seeds);
+            return;
+        }
         assertThat(Long.parseLong(m.group(1))).as(printed.toString())
-            .isGreaterThan(workload == Explorer.Workload.CHURN ? 0L
-                : workload == Explorer.Workload.TPCC ? seeds : SWEEP_SEEDS * 2L);
+            .isGreaterThan(workload == Explorer.Workload.TPCC ? seeds : SWEEP_SEEDS * 2L);
     }
 
     /**
@@ -426,17 +433,30 @@ class LotusSimTest extends SimVertxTest {
      * 51K events. Both seeds failed before the fix. Since the redo record goes with the INVISIBLE writes, before
      * T_commit (lotuslog), seed 65's crash comes after that Claim's write-back landed: recovery finds it committed
      * (already done, 1 recovered) and abandons no insert, so this row no longer reaches the settling it was for.
+     * Both seeds are of the INSERT RPC's path (its CAS word, its ABANDON): their pins run with it (helper lotus20,
+     * one-sided inserts on by default); one-sided, the same seeds reach other crash points (0 committed by recovery in
+     * both; phantom 65's record already done) and are checked for a clean outcome only ({@code recovered} -1).
      */
     @org.junit.jupiter.params.ParameterizedTest
-    @org.junit.jupiter.params.provider.CsvSource({"TPCC,52,2,0", "PHANTOM,65,1,0"})
+    @org.junit.jupiter.params.provider.CsvSource({"TPCC,52,2,0,false", "PHANTOM,65,1,0,false", "TPCC,52,-1,0,true",
+        "PHANTOM,65,-1,0,true"})
     void shouldKeepInsertsAtomicAcrossACrashUnderSnapshotIsolation(final Explorer.Workload workload, final long seed,
-                                                                   final int recovered, final int abandoned)
+                                                                   final int recovered, final int abandoned,
+                                                                   final boolean oneSided)
         throws Exception {
         final SimOptions o = Explorer.crash(Explorer.crashOptions("lotus-si", seed)).validate();
-        final Explorer.Outcome outcome = Explorer.check(vertx, workload, o);
+        final Explorer.Outcome outcome;
+        io.scythe.txn.lotus.LotusModule.oneSidedInserts(oneSided);
+        try {
+            outcome = Explorer.check(vertx, workload, o);
+        } finally {
+            io.scythe.txn.lotus.LotusModule.defaultOneSidedInserts();
+        }
         assertThat(outcome.failure()).as(String.valueOf(outcome.failure())).isNull();
         final JsonObject recovery = outcome.run().getJsonObject("sim").getJsonObject("crash").getJsonObject("recovery");
-        assertThat(recovery.getInteger("committed_by_recovery")).as(recovery.encode()).isEqualTo(recovered);
+        if (recovered >= 0) {
+            assertThat(recovery.getInteger("committed_by_recovery")).as(recovery.encode()).isEqualTo(recovered);
+        }
         assertThat(recovery.getJsonObject("report").getInteger("inserts_abandoned")).as(recovery.encode())
             .isEqualTo(abandoned);
         assertThat(outcome.run().getJsonObject("sim").getLong("events")).isLessThan(200_000L);

@@ -820,7 +820,21 @@ public final class Table {
         // acting on a freed slot (or on the key that reuses it, which can carry the same version number).
         objectMemory.putShortVolatile(at + INCARNATION_OFFSET,
             (short) ((objectMemory.getShort(at + INCARNATION_OFFSET) + 1) & 0xffff));
+        forgetGranted(offset);
         objectSlab.free(offset);
+    }
+
+    /**
+     * A granted slot freed by another path than {@link #reclaimGranted} (reclamation of a key deleted or an insert
+     * abandoned on this node) is no longer its holder's: else the holder's RECLAIM would free it again once it was
+     * granted to another holder, and two keys would share one object (stop-57 review, item 3; latent: Lotus's own
+     * deletes are tombstones this node never frees). Linear in the holders (a handful: one per compute node
+     * incarnation not yet reclaimed).
+     */
+    private void forgetGranted(final long offset) {
+        for (final LongHashSet of : grantedTo.values()) {
+            of.remove(offset);
+        }
     }
 
     /** The object's offset in the slab, or -1 if the pointer is not a live slot of this table. */

@@ -344,4 +344,27 @@ class TableTest {
         assertThat(again).hasSize(3);
         assertThat(t.reclaimGranted(7)).as("a holder reclaimed once has nothing left").isZero();
     }
+
+    /**
+     * Stop-57 review, item 3: a granted slot that this node freed by reclamation (its key deleted or its insert
+     * abandoned here) and granted again to another holder must not go back at the first holder's RECLAIM: it would be
+     * both in the second holder's pool and free, and two keys would share one object. The reviewer's sequence; before
+     * the fix {@code reclaimGranted(7)} returned 1 (the reviewer ran it on a scratch copy).
+     */
+    @Test
+    void shouldNotReclaimAGrantedSlotFreedAndGrantedAgainMeanwhile() {
+        final Table t = db.create(TableSchema.fixed(1, "g", 16, 6));
+        final long s = t.grantSlots(1, 7)[0];
+        final long key = 42;
+        final int at = HashIndexLayout.homeBucket(key, t.describe().hashBuckets()) * HashIndexLayout.BUCKET_BYTES;
+        t.indexMemory().putLong(at + HashIndexLayout.KEY_OFFSET, key);
+        t.indexMemory().putLongVolatile(at + HashIndexLayout.ADDRESS_OFFSET, s);
+        assertThat(t.abandonInsert(key, s, Table.InsertLock.NONE)).isEqualTo(Table.OK);
+        assertThat(t.reclaim(Long.MAX_VALUE)).isEqualTo(1);
+        assertThat(t.lookup(key)).isZero();
+        final long[] other = t.grantSlots(6, 8);
+        assertThat(other).hasSize(6);
+        assertThat(t.reclaimGranted(7)).as("the slot is holder 8's now").isZero();
+        assertThat(t.grantedTo(8)).isEqualTo(6);
+    }
 }

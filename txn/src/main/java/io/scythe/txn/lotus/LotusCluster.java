@@ -144,6 +144,7 @@ public final class LotusCluster {
 
     @SuppressWarnings("unchecked")
     private LotusCluster(final int cns, final Map<String, Object> shared, final boolean separate) {
+        this.separate = separate;
         this.nodes = new LotusNode[cns];
         this.replaced = new LotusNode[cns];
         this.addresses = new String[cns];
@@ -176,6 +177,14 @@ public final class LotusCluster {
         for (int s = 0; s < owners.length; s++) {
             owners[s] = even.ownerOf(s);
         }
+    }
+
+    /** Every node in a process of its own (cluster nodes): this object holds one node only. */
+    private final boolean separate;
+
+    /** Whether every node is in a process of its own (cluster nodes: the host's membership and recovery). */
+    boolean separateProcesses() {
+        return separate;
     }
 
     /**

@@ -37,13 +37,17 @@ public final class LotusModule implements ProtocolModule {
     }
 
     /**
-     * Whether Lotus inserts one-sided ({@code LotusTxn#insertOneSided}; also {@code -Dscythe.lotus.oneSidedInserts=true})
-     * or by INSERT RPC (the default, as before helper lotusins, until TODO lotusins-return, phantom seed 16 under a
-     * memory-node crash, and the review's findings in the package doc are closed): for tests and comparisons, which set
-     * it back to false.
+     * Whether Lotus inserts one-sided ({@code LotusTxn#insertOneSided}, the default) or by INSERT RPC (as before helper
+     * lotusins; also {@code -Dscythe.lotus.oneSidedInserts=false}): for tests and comparisons, which put the default
+     * back with {@link #defaultOneSidedInserts()}.
      */
     public static void oneSidedInserts(final boolean oneSided) {
         LotusTxn.oneSidedInserts = oneSided;
+    }
+
+    /** Puts {@link #oneSidedInserts(boolean)} back to its default (on unless the system property says false). */
+    public static void defaultOneSidedInserts() {
+        LotusTxn.oneSidedInserts = LotusTxn.oneSidedInsertsDefault();
     }
 
     /**
@@ -213,7 +217,7 @@ public final class LotusModule implements ProtocolModule {
         return (loop, runtime, deferred) -> {
             runtime.extension(LotusNode.LOOP, r -> new LotusNode.Loop(lotus, loop, deferred));
             if (loop == 0) {
-                lotus.start(runtime);
+                lotus.start(runtime, deferred);
             }
         };
     }

@@ -107,6 +107,8 @@ public final class LotusNode {
         h.put("liveAttempts", live.size());
         h.put("recoveredReleased", recoveredReleased.sum());
         h.put("releasesGivenUp", releasesGivenUp.sum());
+        h.put("slotsReclaimed", slotsReclaimed.sum());
+        h.put("slotReclaimFailures", slotReclaimFailures.sum());
         h.put("awaitingOwnRecovery", awaitingOwnRecovery);
         return h;
     }
@@ -148,18 +150,63 @@ public final class LotusNode {
             return null;
         }
         if (cn == index) {
+            // An earlier incarnation of this node, recovered (prefix 0: "all of them", none named): its slots go back
+            // too (stop-57 review, item 5a: a node alone, or the only one up, would else leak a chunk per restart).
+            final String slotsBack = prefix == 0 ? "" : reclaimSlotsOf(prefix & mask);
             if (!awaitingOwnRecovery) {
-                return null;
+                return slotsBack.isEmpty() ? null : "an earlier incarnation recovered" + slotsBack;
             }
             // Every earlier incarnation of this node is recovered: its commits are in memory, and no lock it held
             // anywhere is left (the others freed them); this node serves its shards now, from its empty table.
-            return "its earlier incarnations are recovered: serves its " + serveOwnShardsAgain() + " shards again";
+            return "its earlier incarnations are recovered: serves its " + serveOwnShardsAgain() + " shards again"
+                + slotsBack;
         }
         recoveredIncarnations.add(new long[] {prefix, mask}); // first: a request checked after this is refused
         final int released = locks.releaseAll(h -> h.cn() == cn && (h.txn() & mask) == prefix);
         recoveredReleased.add(released);
-        return "freed " + released + " lock(s) of " + name + " here";
+        return "freed " + released + " lock(s) of " + name + " here" + reclaimSlotsOf(prefix & mask);
     }
+
+    /**
+     * TODO lotusins-return, its last part (helper lotus20): a dead cluster node's object slots. Its pool was granted
+     * them under its incarnation's transaction id prefix ({@link SlotPool#ofIdPrefix}); the host tells every survivor
+     * that prefix once the incarnation's redo records are finished ({@link #peerRecovered}), so each survivor sends
+     * RECLAIM for it ({@link SlotPool#reclaim}) to every primary of every hash-indexed table: a slot granted to it that
+     * no index entry names goes back (its pool's unused ones and those of its attempts undone or never finished), one
+     * the index names stays with its key, as the in-process recovery does ({@link #reclaimSlots}). Every survivor
+     * asks (none knows whether another is alive to): the memory node forgets the holder at the first, so the others
+     * free nothing. A restarted incarnation has another epoch, so another holder, and keeps its slots. A RECLAIM that
+     * fails (its memory node gone) leaks those slots only ({@code slotReclaimFailures} in the health). Run on the
+     * node's loop 0; nothing before {@link #start} (unit tests without a runtime).
+     */
+    private String reclaimSlotsOf(final long prefix) {
+        final io.scythe.txn.TxnRuntime runtime;
+        final java.util.concurrent.Executor loop;
+        synchronized (reclaimsBeforeStart) {
+            runtime = home;
+            loop = homeLoop;
+            if (runtime == null || loop == null) {
+                reclaimsBeforeStart.add(prefix); // sent by start (stop-57 review, item 5b: they were dropped)
+                return "";
+            }
+        }
+        final long holder = SlotPool.holderOfPrefix(prefix);
+        loop.execute(() -> SlotPool.reclaim(runtime, holder).onComplete(ar -> {
+            if (ar.succeeded()) {
+                slotsReclaimed.add(ar.result());
+            } else {
+                slotReclaimFailures.increment();
+            }
+        }));
+        return ", its object slots outside the index asked back (holder " + Long.toHexString(holder) + ")";
+    }
+
+    /** Id prefixes of recovered incarnations heard before {@link #start}: their RECLAIMs go then. */
+    private final List<Long> reclaimsBeforeStart = new java.util.ArrayList<>();
+    /** Object slots of dead incarnations of other processes that this node's RECLAIMs gave back ({@link #reclaimSlotsOf}). */
+    final LongAdder slotsReclaimed = new LongAdder();
+    /** RECLAIMs of {@link #reclaimSlotsOf} that failed (those slots leak). */
+    final LongAdder slotReclaimFailures = new LongAdder();
 
     /**
      * A restarted node whose earlier incarnations are recovered: serves the shards the map names it for (from its
@@ -193,6 +240,7 @@ public final class LotusNode {
         for (int s = 0; s < LotusKey.SHARDS; s++) {
             serving.set(s, start.ownerOf(s) == index ? 1 : 0);
         }
+        this.slots = cluster.separateProcesses() ? SlotPool.ofIdPrefix() : new SlotPool();
         cluster.join(this);
         this.locks = locks;
         this.fields = fields;
@@ -284,8 +332,12 @@ public final class LotusNode {
     private final VtCache vtCache = new VtCache(Integer.getInteger("scythe.lotus.vtCacheEntries",
         VtCache.DEFAULT_ENTRIES));
 
-    /** This node's object slots for one-sided inserts ({@link SlotPool}). */
-    private final SlotPool slots = new SlotPool();
+    /**
+     * This node's object slots for one-sided inserts ({@link SlotPool}): a cluster node in a process of its own holds
+     * them under its incarnation's transaction id prefix ({@link SlotPool#ofIdPrefix}), which the survivors learn from
+     * the host ({@link #peerRecovered}).
+     */
+    private final SlotPool slots;
 
     SlotPool slots() {
         return slots;
@@ -642,14 +694,27 @@ public final class LotusNode {
     // ------------------------------------------------------------------------------------ leases and recovery
 
     /** The runtime of this node's loop 0, where its periodic tasks and the recoveries it leads run. */
-    private io.scythe.txn.TxnRuntime home;
+    private volatile io.scythe.txn.TxnRuntime home;
     /** Dead nodes this node has let go of (calls failed, its own attempts on them aborted) and whose locks it freed. */
     private final java.util.Set<Integer> noticed = new java.util.TreeSet<>();
     private final java.util.Set<Integer> freed = new java.util.TreeSet<>();
 
-    /** Starts resharding and the membership lease on loop 0 ({@code runtime} is its). */
-    void start(final io.scythe.txn.TxnRuntime runtime) {
-        this.home = runtime;
+    /** How to run a task on loop 0, {@link #home}'s ({@link #start}). */
+    private volatile java.util.concurrent.Executor homeLoop;
+
+    /**
+     * Starts resharding and the membership lease on loop 0 ({@code runtime} is its; {@code loop} runs a task there,
+     * for what other threads ask of it: {@link #reclaimSlotsOf}).
+     */
+    void start(final io.scythe.txn.TxnRuntime runtime, final java.util.concurrent.Executor loop) {
+        final List<Long> heard;
+        synchronized (reclaimsBeforeStart) {
+            this.homeLoop = loop;
+            this.home = runtime;
+            heard = List.copyOf(reclaimsBeforeStart);
+            reclaimsBeforeStart.clear();
+        }
+        heard.forEach(this::reclaimSlotsOf);
         if (restartedInProcess) {
             awaitOldIncarnation(runtime);
             return;
@@ -879,7 +944,7 @@ public final class LotusNode {
      * dead-node half; {@link SlotPool#reclaim}): its pool's unused ones, and those of its attempts undone or never
      * finished. Its shards wait for none of it: a reclaim that fails (a memory node gone) leaks those slots only
      * ({@code slotsReclaimFailure}). A dead incarnation not in this process (cluster nodes in processes of their own)
-     * is not reclaimed for: its holder id is not known here (TODO lotusins-return, the host's recovery).
+     * is reclaimed for on the host's word instead ({@link #reclaimSlotsOf}).
      */
     private void reclaimSlots(final LotusCluster.Recovery r) {
         final LotusNode dead = cluster.deadIncarnation(r.cn);

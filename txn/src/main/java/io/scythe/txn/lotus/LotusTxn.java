@@ -85,13 +85,17 @@ final class LotusTxn extends OneSidedTxn {
      */
     private final Map<Access, Long> indexSlots = new LinkedHashMap<>();
     /**
-     * Whether inserts go one-sided ({@link #insertOneSided}): off unless {@code -Dscythe.lotus.oneSidedInserts=true}
-     * (or {@code LotusModule#oneSidedInserts}); every insert then goes by the INSERT RPC, as before helper lotusins.
-     * Off by default while phantom seed 16 fails under a memory node's crash alone (an object slot taken and never
-     * given back: TODO lotusins-return; TPC-C's failover cause is fixed, {@link #wholeHomesOfRevivals}; the stop-54
-     * review's L1 and L2 are addressed since helper lotusfail: the placeholder's cell before its home, FULL fails).
+     * Whether inserts go one-sided ({@link #insertOneSided}): on, the paper's design (lotus.md §2.1), unless
+     * {@code -Dscythe.lotus.oneSidedInserts=false} (or {@code LotusModule#oneSidedInserts}); every insert then goes by
+     * the INSERT RPC, as before helper lotusins (for comparisons). On by default since helper lotus20 (TODO
+     * lotusins-default closed: every Lotus test class run with it on).
      */
-    static volatile boolean oneSidedInserts = "true".equals(System.getProperty("scythe.lotus.oneSidedInserts"));
+    static volatile boolean oneSidedInserts = oneSidedInsertsDefault();
+
+    /** The default of {@link #oneSidedInserts}: on unless {@code -Dscythe.lotus.oneSidedInserts=false}. */
+    static boolean oneSidedInsertsDefault() {
+        return !"false".equals(System.getProperty("scythe.lotus.oneSidedInserts"));
+    }
     /** Index slots picked by this attempt's inserts, by address: another insert of it must pick another. */
     private final Set<Long> claimedSlots = new java.util.HashSet<>();
     /**
@@ -802,7 +806,7 @@ final class LotusTxn extends OneSidedTxn {
                 // TODO lotusins-revive-race (what is left of it): a tombstone the memory node itself deleted (an
                 // INSERT RPC abandoned) is in its reclamation bookkeeping, and could be freed while insertOverFound
                 // revives it one-sided (Lotus's own deletes and undone one-sided inserts are not: they stay tombstones).
-                return node.slots().take(runtime, partition).recover(e -> Future.failedFuture(
+                return node.slots().take(runtime, partition, id).recover(e -> Future.failedFuture(
                     e instanceof RpcException r && r.code() == io.scythe.storage.remote.LogDbRpc.FULL
                         ? new IllegalStateException("lotus: insert of key " + key + " of " + table + ": no object "
                         + "slot granted on " + partition.node() + " (FULL): " + r.getMessage(), r) : e));
@@ -1753,7 +1757,8 @@ final class LotusTxn extends OneSidedTxn {
     private void returnWrittenSlots(final Map<Long, String> written, final boolean withdrawn) {
         final boolean phaseOver = invisiblePhase == null || invisiblePhase.isComplete();
         written.forEach((pointer, pool) -> node.slots().settleWritten(pool, pointer, phaseOver
-            && SlotPool.reusable(withdrawn, indexSlotsPosted, postedTo.get(takenSlotNodes.get(pointer)))));
+            && SlotPool.reusable(withdrawn, indexSlotsPosted, postedTo.get(takenSlotNodes.get(pointer))),
+            indexSlotsPosted));
     }
 
     /** Lotus's locks as the redo records name them ({@link LotusLockKind}). */

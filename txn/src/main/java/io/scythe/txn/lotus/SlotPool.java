@@ -2,6 +2,7 @@ package io.scythe.txn.lotus;
 
 import io.scythe.txn.Catalog;
 import io.scythe.txn.TxnRuntime;
+import io.scythe.txn.recovery.RecoveryRpc;
 import io.vertx.core.Future;
 
 import java.util.ArrayDeque;
@@ -20,8 +21,8 @@ import java.util.Map;
  * placeholder, deleted), out of it it is leaked, counted in {@link #leaked}. Before, every slot an aborted attempt
  * had written leaked: a 1-object table's one slot so (explorer phantom {@code --crash-mn 1 --replicas 2 --mns 3}
  * seed 16: "no object slot granted on mn0 (FULL)"). A live node's slots are never given back to the memory node; a
- * dead incarnation's that no index names are, by its recovery ({@link #reclaim}; in process only: TODO
- * lotusins-return, the host's recovery), and a deleted
+ * dead incarnation's that no index names are, by its recovery ({@link #reclaim}; on cluster nodes by every survivor
+ * once the host names the incarnation's id prefix, {@link #ofIdPrefix}), and a deleted
  * object is never reclaimed into a pool (Lotus's deletes are one-sided tombstones, which the memory node keeps, and
  * which a later insert of the key revives by INSERT RPC). Shared by the node's loops (synchronized).
  */
@@ -42,48 +43,113 @@ final class SlotPool {
 
     private final Map<String, ArrayDeque<Long>> free = new HashMap<>();
     /**
+     * Whether this pool's holder id is its incarnation's transaction id prefix ({@link #ofIdPrefix}: a cluster node in
+     * a process of its own), learnt from the first transaction that takes a slot, rather than a number of this process.
+     */
+    private final boolean byIdPrefix;
+    /**
      * This pool's id on the memory nodes ({@code Table#grantSlots(int, long)}): each GRANT names it, so that the
      * recovery of this node's incarnation, once it is dead, gives back its slots no index names ({@link #reclaim}).
-     * Unique within the process (the simulator's, and the embedded cluster's, compute nodes; a node in a process of its
-     * own is never reclaimed for yet: TODO lotusins-return, the host's recovery).
+     * In process (the simulator's, and the embedded cluster's, compute nodes): a number unique within the process,
+     * which the survivors read from the dead node's pool. A cluster node in a process of its own ({@link #ofIdPrefix},
+     * helper lotus20, TODO lotusins-return closed): {@link #holderOfPrefix} of its incarnation's transaction id
+     * prefix, which the survivors are told by the host once the incarnation is recovered ({@code
+     * LotusNode#peerRecovered}); 0 until its first GRANT. Guarded by this.
      */
-    private final long holder = HOLDERS.incrementAndGet();
+    private long holder;
     private long granted;
     private long grants;
     private long leaked;
     private long returned;
+
+    /** A pool whose holder id is a number of this process (compute nodes of one process: simulator, embedded). */
+    SlotPool() {
+        this(false);
+    }
+
+    private SlotPool(final boolean byIdPrefix) {
+        this.byIdPrefix = byIdPrefix;
+        this.holder = byIdPrefix ? 0 : HOLDERS.incrementAndGet();
+    }
+
+    /**
+     * A pool of a cluster node in a process of its own: its holder id is {@link #holderOfPrefix} of its incarnation's
+     * transaction id prefix (the id's bits {@link RecoveryRpc#NODE_ID_MASK}: epoch and node slot), which the host names
+     * to every survivor once that incarnation is recovered: the survivors know no number of another process.
+     */
+    static SlotPool ofIdPrefix() {
+        return new SlotPool(true);
+    }
+
+    /**
+     * The holder id of the incarnation whose transaction ids carry {@code prefix} ({@link RecoveryRpc#NODE_ID_MASK}
+     * bits): the prefix with its low bit set (a prefix's low 32 bits are 0), so that it is never 0 ("no holder", not
+     * tracked by the memory node) even for epoch 0 of slot 0.
+     */
+    static long holderOfPrefix(final long prefix) {
+        return (prefix & RecoveryRpc.NODE_ID_MASK) | 1;
+    }
 
     /** The pool's name for {@code partition}'s primary copy: its memory node and table. */
     static String poolOf(final Catalog.Partition partition) {
         return partition.node() + "/" + partition.descriptor().schema().id();
     }
 
-    /** A slot of {@code partition}'s primary for this node's insert: from the pool, else from a new GRANT. */
-    Future<Long> take(final TxnRuntime runtime, final Catalog.Partition partition) {
+    /**
+     * A slot of {@code partition}'s primary for the insert of transaction {@code txnId} of this node: from the pool,
+     * else from a new GRANT.
+     */
+    Future<Long> take(final TxnRuntime runtime, final Catalog.Partition partition, final long txnId) {
         final String pool = poolOf(partition);
+        final long grantee;
         synchronized (this) {
             final ArrayDeque<Long> slots = free.get(pool);
             if (slots != null && !slots.isEmpty()) {
-                return Future.succeededFuture(slots.poll());
+                final long pointer = slots.poll();
+                pooled.remove(pointer);
+                return Future.succeededFuture(pointer);
             }
+            if (byIdPrefix && holder == 0) {
+                holder = holderOfPrefix(txnId);
+            }
+            grantee = holder;
         }
-        return runtime.remote(partition).grantSlots(chunkOf(partition), holder).map(pointers -> {
+        return runtime.remote(partition).grantSlots(chunkOf(partition), grantee).map(pointers -> {
             synchronized (this) {
                 grants++;
                 granted += pointers.length;
                 final ArrayDeque<Long> slots = free.computeIfAbsent(pool, k -> new ArrayDeque<>());
                 for (int i = 1; i < pointers.length; i++) {
-                    slots.add(pointers[i]);
+                    if (pooled.add(pointers[i])) {
+                        slots.add(pointers[i]);
+                    } else {
+                        doubleGiveBacks++; // a GRANT naming a slot still pooled here: the memory node's bug
+                    }
                 }
             }
             return pointers[0];
         });
     }
 
-    /** Gives back a slot no WRITE was posted to. */
+    /**
+     * Gives back a slot no WRITE was posted to. A slot already in the pool is not added again (counted in
+     * {@link #doubleGiveBacks}): two inserts would take it, and two keys share one object (the stop-56 review's
+     * leftover; no path gives one back twice today, but the pool's safety does not rest on that).
+     */
     synchronized void giveBack(final String pool, final long pointer) {
+        if (!pooled.add(pointer)) {
+            doubleGiveBacks++;
+            return;
+        }
         free.computeIfAbsent(pool, k -> new ArrayDeque<>()).add(pointer);
     }
+
+    /** Every slot in {@link #free}, of every pool (pointers are unique across memory nodes' tables: their address). */
+    private final java.util.Set<Long> pooled = new java.util.HashSet<>();
+    /** Give-backs of a slot already in the pool, refused ({@link #giveBack}). */
+    private long doubleGiveBacks;
+    /** Aborted attempts' written slots whose index slot was posted: the key's object, a tombstone (not leaked). */
+    private long tombstones;
 
     /**
      * Whether a slot an aborted attempt posted WRITEs to may go back to the pool: its redo record (which names the
@@ -107,17 +173,39 @@ final class SlotPool {
         return true;
     }
 
-    /** An aborted attempt's slot it posted WRITEs to: back to the pool if {@code reusable}, else counted leaked. */
-    synchronized void settleWritten(final String pool, final long pointer, final boolean reusable) {
+    /**
+     * An aborted attempt's slot it posted WRITEs to: back to the pool if {@code reusable}; else, {@code inIndex} (its
+     * index slot was posted), the key's object, a tombstone, counted in {@link #tombstones} (the stop-56 review: it was
+     * counted leaked, which it is not: a later insert of the key revives it); else counted leaked.
+     */
+    synchronized void settleWritten(final String pool, final long pointer, final boolean reusable,
+                                    final boolean inIndex) {
         if (reusable) {
             giveBack(pool, pointer);
             returned++;
+        } else if (inIndex) {
+            tombstones++;
         } else {
             leaked++;
         }
     }
 
-    long holder() {
+    /** Slots in pool {@code pool} ({@link #poolOf}) now. */
+    synchronized int free(final String pool) {
+        final ArrayDeque<Long> slots = free.get(pool);
+        return slots == null ? 0 : slots.size();
+    }
+
+    synchronized long tombstones() {
+        return tombstones;
+    }
+
+    synchronized long doubleGiveBacks() {
+        return doubleGiveBacks;
+    }
+
+    /** This pool's holder id ({@link #holder}): 0 for a pool {@link #ofIdPrefix} that asked for no GRANT yet. */
+    synchronized long holder() {
         return holder;
     }
 

@@ -172,11 +172,7 @@
  * disagree; review of issue 19, item 3, is closed by the write-back's order instead: see below); a restarted cluster-node process getting shards back (the give-back runs in process only);
  * resharding and Lotus's own leases across cluster-node processes; of the one-sided inserts (below): tables without
  * a hash index (TODO lotusins-skiplist: the INSERT RPC), the backups' index (TODO lotusins-backup-index: located by
- * LOCATE RPC, the memory node's CPU making the placeholder), slots given back to the memory node (TODO
- * lotusins-return, what is left of it: a dead node in a process of its own, whose holder id the survivors do not know;
- * a live node's aborted attempts give theirs back to its pool, helpers lotusret and lotus19: {@code SlotPool#reusable};
- * a dead incarnation in process has its slots outside the index given back to the memory node by its recovery, helper
- * lotus19: {@code SlotPool#reclaim}, {@code Table#reclaimGranted}), and the
+ * LOCATE RPC, the memory node's CPU making the placeholder), and the
  * memory node's own index writes beside the compute nodes' (TODO lotusins-revive-race: a GRANT that finds no slot
  * fails the insert FULL, as an INSERT RPC's FULL does, since the stop-54 review's L2: left to the INSERT RPC, its
  * memory node wrote the first free slot under none of the compute nodes' bucket locks, which could overwrite a key
@@ -205,9 +201,17 @@
  * give-back waited for the commit's future, which completes only after the commit's own failure ran the abort, so
  * the slot still leaked; the give-back now waits for the INVISIBLE phase only, and an attempt over posts nothing
  * more: {@code LotusInsertSimTest#shouldGiveAnAbortedInsertsWrittenSlotBack}, enabled; the six sweeps of the README
- * 0 failed one-sided). One-sided inserts stay off by default until every Lotus test class is run with them on
- * (TODO lotusins-default). The placeholders an aborted attempt's LOCATE leaves in the backups' indexes, which
- * these revivals now handle, still accumulate (TODO lotusins-backup-index, lotusins-return)).
+ * 0 failed one-sided). One-sided inserts are on by default since helper lotus20 (TODO lotusins-default closed: every
+ * Lotus test class run with them on; the tests that pin the INSERT RPC's own seeds run it explicitly). The placeholders an aborted attempt's LOCATE leaves in the backups' indexes, which
+ * these revivals now handle, still accumulate (TODO lotusins-backup-index)).
+ *
+ * <p><b>Object slots given back</b> (TODO lotusins-return, closed by helper lotus20): a live node's aborted attempts
+ * give theirs back to its pool (helpers lotusret and lotus19: {@code SlotPool#reusable}); a dead incarnation's slots
+ * that no index entry names go back to the memory node once its redo records are settled ({@code SlotPool#reclaim},
+ * {@code Table#reclaimGranted}): in process by its recovery (helper lotus19), which reads the dead pool's holder id;
+ * on cluster nodes, each in a process of its own, by every survivor on the host's word ({@code
+ * LotusNode#peerRecovered}), the holder id being the incarnation's transaction id prefix ({@code
+ * SlotPool#ofIdPrefix}, {@code #holderOfPrefix}), the one thing the host tells the survivors of it.
  *
  * <p><b>One-sided inserts</b> (lotus.md §2.1, helper lotusins; {@code LotusTxn#insertOneSided}): an insert locks its
  * key and its home index bucket as it is issued; at commit, READs of the probe sequence pick the index slot (the first
