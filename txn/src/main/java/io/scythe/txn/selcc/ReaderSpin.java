@@ -27,12 +27,21 @@ final class ReaderSpin {
         this.minPriority = minPriority;
     }
 
-    /** A writer's invalidation of {@code line} with {@code priority} arrived at {@code nowNs}. */
-    void writerWaiting(final LineCache.Line line, final int priority, final long nowNs) {
+    /**
+     * A writer's invalidation of {@code line} with {@code priority} arrived at {@code nowNs}, this participant's last
+     * atomic on the line's word having taken {@code atomicRttNs}. The window is the priority times the larger of the
+     * unit and that round trip. The paper asks for "a sufficiently large time window during which no concurrent
+     * reader holds the targeted shared latch" and gives no unit; the window has to cover this reader's release FAA
+     * and the writer's next CAS, each an atomic on the same hot word, which queue there (18 us a conflicting atomic
+     * in the fabric's cost model: 50-60 us round trips with four readers). A fixed 2 us unit gave 4-6 us windows
+     * that closed long before the writer's CAS landed, and one writer against four readers got its XLock only as
+     * they stopped (selcc21: SelccHotLineFairnessSimTest).
+     */
+    void writerWaiting(final LineCache.Line line, final int priority, final long nowNs, final long atomicRttNs) {
         if (unitNs == 0 || priority < minPriority) {
             return;
         }
-        final long end = nowNs + unitNs * priority;
+        final long end = nowNs + Math.max(unitNs, atomicRttNs) * priority;
         until.merge(line, end, Math::max);
         if (until.size() > 4096) { // bounded: expired flags go
             final Iterator<Long> it = until.values().iterator();

@@ -505,11 +505,19 @@
  *       {@code LineCache#NEW_SHARER_IN_CASE_3} counted in {@code sim.paths_taken} in each seed, also on an upgrade's
  *       invalidation of its readers; no read misses a write completed before its SLock, no write completes while a
  *       reader holds the line, the counter is the writes; a planted requester that takes the line after case 3's
- *       answers without its next CAS, so ignoring the sharers that joined, fails both seeds on stale reads). TODO (found there, not fixed): the GCL API's waiting locks
- *       starve one side of one hot line for the whole 400 us run: one writer against four readers 2-10 us apart
- *       gets its XLock only as the readers stop; two writers (or readers 6-26 us apart) keep it Modified between
- *       them by case-1 handovers and every reader's first SLock waits to the end. Liveness only (the checks hold);
- *       the fairness of §5.3 (priority aging, reader spin, the lease) does not break either.</li>
+ *       answers without its next CAS, so ignoring the sharers that joined, fails both seeds on stale reads). Found there: the GCL API's waiting locks
+ *       starved a writer of one hot line for the whole run (one writer against four readers 2-10 us apart got its
+ *       XLock only as the readers stopped). Fixed by selcc21 ({@code SelccHotLineFairnessSimTest}, 1.2 ms runs):
+ *       a failed attempt ages the line's priority even when it ended "moved on" (new sharers joined its case 3;
+ *       before, every attempt restarted at priority 1, so the readers' spin flag, set from priority 2, was set for
+ *       4 us at most), and the reader spin window is the priority times the larger of {@code spinNs} and the
+ *       reader's last atomic round trip on the line (the hot word's atomics queue: 50-60 us each with four readers,
+ *       so a 2 us unit closed long before the writer's CAS landed). Now the longest XLock wait is 351-722 us and
+ *       7-35 writes a run. TODO (not fixed): the readers' side is not bounded. With two writers a reader's SLock
+ *       waited up to 1.06 ms of the 1.2 ms run: each reader acquisition costs three atomics on the hot word (FAA,
+ *       undo, the holder's case-2 FAA), and a holder busy with one case-2 handover drops the other readers' PeerRd
+ *       (they resend). Granting every waiting reader in the one case-2 FAA (all their bits at once) is the likely
+ *       fix; not done. Liveness only (the checks hold).</li>
  *   <li>Litmus tests MP, SB and IRIW: {@code SelccLitmusSimTest} (the GCL API of {@code selcc-2pl} and
  *       {@code sel-2pl}, 10 seeds each, monotone values so that no rounds are needed; a stale second read fails
  *       each). They run as seed loops in the test, not in {@code scythe sim --explore} (the explorer runs
