@@ -305,7 +305,8 @@ public final class LineCache {
     private final boolean forwarding = handover && SelccModule.feature("forwarding");
     private final boolean batchedEviction = SelccModule.feature("batchedEviction");
     private final boolean dirtyBounds = SelccModule.feature("dirtyBounds");
-    private final ReaderSpin readerSpin = new ReaderSpin(SelccModule.spinNs(), SelccModule.SPIN_MIN_PRIORITY);
+    private final ReaderSpin readerSpin = new ReaderSpin(SelccModule.spinNs(), SelccModule.SPIN_MIN_PRIORITY,
+        Math.max(SelccModule.SPIN_MIN_PRIORITY, deferPriorityCap));
     private final LinkedHashMap<Line, Frame> frames = new LinkedHashMap<>(1024, 0.75f, true);
     /** Lines whose eviction (flush and release) is in flight: not cached again until it landed. */
     private final Map<Line, Future<Void>> evicting = new HashMap<>();
