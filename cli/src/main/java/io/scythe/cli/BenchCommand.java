@@ -153,7 +153,8 @@ public final class BenchCommand implements Callable<Integer> {
     @Option(names = "--protocols", split = ",", defaultValue = "scythe,ford-occ",
         completionCandidates = RegisteredProtocols.class,
         description = "Protocols to run one after another on identical data (default: ${DEFAULT-VALUE}; "
-            + "registered: ${COMPLETION-CANDIDATES}).")
+            + "registered: ${COMPLETION-CANDIDATES}). scythe is Scythe with shared reader tickets; "
+            + "scythe:exclusive, the paper's exclusive tickets, compares against it.")
     List<String> protocols;
 
     @Accepts(min = "2")

@@ -82,8 +82,9 @@ public final class ChaosCommand implements Callable<Integer> {
     long accounts;
 
     @Accepts(names = OptionChecks.ChaosProtocols.class)
-    @Option(names = "--protocol", defaultValue = "scythe", description = "scythe, scythe-occ, ford-occ, farm-occ "
-        + "(protocols with a redo log), lotus (its locks on compute nodes), motor (Lotus's baseline), rcc-nowait, "
+    @Option(names = "--protocol", defaultValue = "scythe", description = "scythe (shared reader "
+        + "tickets), scythe:exclusive (the paper's exclusive tickets), scythe-occ, ford-occ, farm-occ (protocols with "
+        + "a redo log), lotus (its locks on compute nodes), motor (Lotus's baseline), rcc-nowait, "
         + "rcc-waitdie, rcc-occ, rcc-mvcc or rcc-sundial (RCC's, with their coordinator logs), selcc-2pl, selcc-occ, "
         + "selcc-to, sel-2pl (SELCC's latches) or aurogon (a dead coordinator's transactions resolved through the "
         + "backups; with --mn-faults a promoted memory node floors its reads first, and a killed one's replacement "
@@ -626,7 +627,7 @@ public final class ChaosCommand implements Callable<Integer> {
         fault.put("firstTsAfter", firstAfter == Long.MAX_VALUE ? null : firstAfter);
         if (firstAfter == Long.MAX_VALUE) {
             fault.put("error", "no commit after the TSO service restarted");
-        } else if (protocol.equals("scythe") && firstAfter <= watch.lastBefore) {
+        } else if ((protocol.equals("scythe") || protocol.startsWith("scythe:")) && firstAfter <= watch.lastBefore) {
             // (Scythe's commit timestamps come from the TSO; FORD's and FaRM's do not.)
             fault.put("error", "a commit after the TSO restart has timestamp " + firstAfter + ", not above "
                 + watch.lastBefore + " acknowledged before it");

@@ -69,7 +69,7 @@ final class OptionChecks implements CommandLine.IExecutionStrategy {
         }
         if (accepts.names() != Accepts.Any.class) {
             final List<String> names = names(accepts);
-            if (!names.contains(String.valueOf(v).toLowerCase(Locale.ROOT))) {
+            if (!names.contains(String.valueOf(v).toLowerCase(Locale.ROOT)) && !configuredProtocol(accepts, v)) {
                 return "accepts one of " + String.join(", ", names);
             }
         }
@@ -92,6 +92,23 @@ final class OptionChecks implements CommandLine.IExecutionStrategy {
     }
 
     /** The accepted names, lower-case. */
+    /**
+     * A registered protocol with options ({@code scythe:exclusive}, {@code rcc-nowait:primitive=rpc}) where the
+     * registered protocols are accepted: the registry resolves it (its options checked there).
+     */
+    private static boolean configuredProtocol(final Accepts accepts, final Object v) {
+        final String name = String.valueOf(v);
+        if (accepts.names() != RegisteredProtocols.class || name.indexOf(':') < 1) {
+            return false;
+        }
+        try {
+            io.scythe.txn.spi.ProtocolRegistry.protocol(name);
+            return true;
+        } catch (final IllegalArgumentException | io.scythe.txn.UnknownKeyException refused) {
+            return false;
+        }
+    }
+
     static List<String> names(final Accepts accepts) {
         final List<String> names = new ArrayList<>();
         try {
@@ -203,7 +220,7 @@ final class OptionChecks implements CommandLine.IExecutionStrategy {
     /** The protocols chaos runs (with a redo log, so a killed CN can be recovered). */
     static final class RedoProtocols extends Names {
         RedoProtocols() {
-            super("scythe", "scythe-occ", "ford-occ", "farm-occ");
+            super("scythe", "scythe:exclusive", "scythe-occ", "ford-occ", "farm-occ");
         }
     }
 
@@ -214,9 +231,9 @@ final class OptionChecks implements CommandLine.IExecutionStrategy {
      */
     static final class ChaosProtocols extends Names {
         ChaosProtocols() {
-            super("scythe", "scythe-occ", "ford-occ", "farm-occ", "lotus", "motor", "rcc-waitdie", "rcc-mvcc",
-                "rcc-nowait", "rcc-occ", "rcc-sundial", "selcc-2pl", "selcc-occ", "selcc-to", "sel-2pl", "aurogon",
-                "rcc-calvin"); // rcc-calvin: refused by ChaosCommand naming what cluster nodes lack for it
+            super("scythe", "scythe:exclusive", "scythe-occ", "ford-occ", "farm-occ", "lotus", "motor", "rcc-waitdie",
+                "rcc-mvcc", "rcc-nowait", "rcc-occ", "rcc-sundial", "selcc-2pl", "selcc-occ", "selcc-to", "sel-2pl",
+                "aurogon", "rcc-calvin"); // rcc-calvin: refused by ChaosCommand naming what cluster nodes lack for it
         }
     }
 

@@ -58,7 +58,8 @@ public final class SimCommand implements Callable<Integer> {
     @Option(names = "--protocols", split = ",", defaultValue = "scythe,ford-occ,farm-occ",
         completionCandidates = RegisteredProtocols.class,
         description = "Protocols, one run each on identical data (default: ${DEFAULT-VALUE}; registered: "
-            + "${COMPLETION-CANDIDATES}).")
+            + "${COMPLETION-CANDIDATES}). scythe is Scythe with shared reader tickets; scythe:exclusive, the paper's "
+            + "exclusive tickets, compares against it.")
     List<String> protocols;
 
     @Accepts(min = "1", max = "64")

@@ -1,6 +1,8 @@
 package io.scythe.cluster;
 
+import com.hazelcast.cluster.MembershipEvent;
 import com.hazelcast.config.Config;
+import com.hazelcast.core.LifecycleEvent;
 import com.hazelcast.multimap.MultiMap;
 import io.vertx.core.Completable;
 import io.vertx.core.Vertx;
@@ -58,8 +60,42 @@ final class MemberOnlyClusterManager extends HazelcastClusterManager {
     /** Node ids whose leftover registrations are being removed (one scan per node at a time). */
     private final Set<String> removing = java.util.concurrent.ConcurrentHashMap.newKeySet();
 
+    /**
+     * Where Vert.x's handling of membership and lifecycle events runs: one thread, in the order Hazelcast delivered
+     * them, never Hazelcast's own. vertx-hazelcast's {@code memberRemoved} (and {@code stateChanged} on MERGED) runs,
+     * under the cluster manager's monitor, a scan of {@code __vertx.subs} over every partition, a scan of the node
+     * infos, a put and a republication of this node's registrations: blocking calls that wait for the partition
+     * table to settle. Run inline, they held the Hazelcast event thread that delivered the event (and, for MERGED,
+     * Hazelcast's lifecycle lock: vert-x3/vertx-hazelcast#215, unchanged in 5.1.5) for as long as partitions were in
+     * flux after a member left, so that every later event of its stripe (map entry events our listeners act on)
+     * waited behind it. The events keep their order (one thread, first come first run); the thread goes after 10 s
+     * idle, so a JVM with many cluster managers (tests) keeps none.
+     */
+    private final java.util.concurrent.ThreadPoolExecutor membershipEvents = new java.util.concurrent.ThreadPoolExecutor(
+        1, 1, 10, java.util.concurrent.TimeUnit.SECONDS, new java.util.concurrent.LinkedBlockingQueue<>(), r -> {
+            final Thread t = new Thread(r, "scythe-vertx-membership-events");
+            t.setDaemon(true);
+            return t;
+        });
+
     MemberOnlyClusterManager(final Config config) {
         super(config);
+        membershipEvents.allowCoreThreadTimeOut(true);
+    }
+
+    @Override
+    public void memberAdded(final MembershipEvent event) {
+        membershipEvents.execute(() -> super.memberAdded(event));
+    }
+
+    @Override
+    public void memberRemoved(final MembershipEvent event) {
+        membershipEvents.execute(() -> super.memberRemoved(event));
+    }
+
+    @Override
+    public void stateChanged(final LifecycleEvent event) {
+        membershipEvents.execute(() -> super.stateChanged(event));
     }
 
     @Override

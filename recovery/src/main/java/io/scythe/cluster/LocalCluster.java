@@ -128,6 +128,12 @@ public final class LocalCluster implements AutoCloseable {
             return log;
         }
 
+        /** The GC log of its current (or last) process ({@link #gcLogOption}), or null if it was never started. */
+        public Path gcLog() {
+            final Process p = process;
+            return p == null ? null : log.resolveSibling("node-" + name + "-gc-" + p.pid() + ".log");
+        }
+
         public String logText() {
             try {
                 return Files.readString(log, StandardCharsets.UTF_8);
@@ -421,6 +427,9 @@ public final class LocalCluster implements AutoCloseable {
         final List<String> archive = classpath > 0
             ? NodeClassArchive.options(cmd.get(classpath + 1), n.role == NodeRole.CN) : List.of();
         cmd.addAll(Math.max(classpath, 0), archive);
+        if (java.nio.file.Path.of(cmd.get(0)).getFileName().toString().equals("java")) {
+            cmd.add(1, gcLogOption(n)); // a JVM: its collections and safepoints go to a file of its own, by its log
+        }
         cmd.addAll(List.of("--role", n.role.label(), "--config", n.configFile.toString()));
         Files.writeString(n.log, "", StandardCharsets.UTF_8,
             java.nio.file.StandardOpenOption.CREATE, java.nio.file.StandardOpenOption.APPEND);
@@ -432,6 +441,17 @@ public final class LocalCluster implements AutoCloseable {
             throw e;
         }
         NodeClassArchive.started(archive, n.process);
+    }
+
+    /**
+     * Where node {@code n}'s JVM logs its collections and safepoints ({@code -Xlog:gc*,safepoint}, wall-clock times to
+     * match its log's): issue 23 §1, the fence scenario's wedge could not be told from a GC stall after the fact. One
+     * file per process ({@code %p}: a restarted node does not overwrite its previous incarnation's); the process
+     * tests' failure report prints the tail of the current one ({@link Node#gcLog()}).
+     */
+    static String gcLogOption(final Node n) {
+        return "-Xlog:gc*,safepoint:file=" + n.log.resolveSibling("node-" + n.name + "-gc-%p.log").toAbsolutePath()
+            + ":time,uptime,level,tags";
     }
 
     private static void awaitReady(final Node n, final long timeoutMs) throws Exception {

@@ -44,8 +44,13 @@ import java.util.TreeSet;
  *                       a peer whose member leaves fails its calls at once. Default 1000
  * @param memoryNodeTimeoutMs how long a CN's RRPC call to a memory node waits for its reply before it fails (the
  *                       transaction then aborts, or ends "outcome unknown" past its point of no return). Default
- *                       4000 ({@code RrpcOptions.DEFAULT_MEMORY_NODE_CALL_TIMEOUT_NS}); verbs have their queue
- *                       pairs' {@code QpOptions.transportTimeoutMs} (default 2500)
+ *                       4000 ({@code RrpcOptions.DEFAULT_MEMORY_NODE_CALL_TIMEOUT_NS}); verbs have {@code verbTimeoutMs}
+ * @param verbTimeoutMs  the transport timeout of a CN's queue pairs to memory nodes ({@code QpOptions.transportTimeoutMs}):
+ *                       a verb the memory node answers nothing for this long fails and its connection is given up; a
+ *                       write-back verb that fails so is in doubt (it may still land), its commit left to recovery and
+ *                       the CN's loop to a new epoch. Default 2500 ({@code QpOptions.DEFAULT_TRANSPORT_TIMEOUT_MS}) or
+ *                       {@code memoryNodeTimeoutMs} if that is shorter. Raise it where the machine stalls a process for seconds
+ *                       (the process tests on 2 loaded cores: CI 201 lost a CN's epoch to one such 2.5 s stall)
  * @param replicas       backups per partition (each on another memory node, primary-backup: data and redo logs),
  *                       or -1 (the default): 2 when there are at least 3 memory nodes, else as many as there are
  *                       other memory nodes ({@link #backups()})
@@ -73,14 +78,14 @@ public record NodeConfig(String cluster, String secret, String node, String host
                          List<String> memoryNodes, String tsoNode, List<String> tsoProxies, String stateDir,
                          JsonObject workload, String protocol, int maxAttempts, long readyTimeoutMs,
                          String eventBusKeyStore, boolean leaseCheck, List<FaultPoints.Fault> faults,
-                         long peerCallTimeoutMs, long memoryNodeTimeoutMs, int replicas,
+                         long peerCallTimeoutMs, long memoryNodeTimeoutMs, long verbTimeoutMs, int replicas,
                          List<String> computeNodes, long leaseRenewMs, long leaseMs, long leaseGraceMs,
                          long memoryNodeFailoverWaitMs) {
     private static final Set<String> KEYS = Set.of("cluster", "secret", "node", "host", "hazelcastPort", "members",
         "eventBusPort", "httpPort", "loops", "fabric", "memoryNodes", "tsoNode", "tsoProxies", "stateDir", "workload",
         "protocol",
         "maxAttempts", "readyTimeoutMs", "eventBusKeyStore", "leaseCheck", "faults", "peerCallTimeoutMs",
-        "memoryNodeTimeoutMs", "replicas", "computeNodes", "leaseRenewMs", "leaseMs", "leaseGraceMs",
+        "memoryNodeTimeoutMs", "verbTimeoutMs", "replicas", "computeNodes", "leaseRenewMs", "leaseMs", "leaseGraceMs",
         "memoryNodeFailoverWaitMs");
     /** Backups per partition by default, where there are enough memory nodes (3-way, as FORD, Lotus and RCC run). */
     public static final int DEFAULT_BACKUPS = 2;
@@ -125,6 +130,8 @@ public record NodeConfig(String cluster, String secret, String node, String host
             final JsonObject fabric = json.getJsonObject("fabric", new JsonObject().put("provider", "shm"));
             new FabricOptions(fabric.copy()); // validates
             final FabricLease.Options lease = FabricLease.Options.DEFAULT;
+            final long memoryNodeTimeoutMs = json.getLong("memoryNodeTimeoutMs",
+                java.util.concurrent.TimeUnit.NANOSECONDS.toMillis(io.scythe.rrpc.RrpcOptions.DEFAULT_MEMORY_NODE_CALL_TIMEOUT_NS));
             final NodeConfig c = new NodeConfig(
                 FabricOptions.checkName("cluster", json.getString("cluster", "scythe")),
                 secret,
@@ -149,8 +156,9 @@ public record NodeConfig(String cluster, String secret, String node, String host
                 json.getBoolean("leaseCheck", true),
                 FaultPoints.Fault.list(json.getJsonArray("faults")),
                 json.getLong("peerCallTimeoutMs", 1_000L),
-                json.getLong("memoryNodeTimeoutMs", java.util.concurrent.TimeUnit.NANOSECONDS.toMillis(
-                    io.scythe.rrpc.RrpcOptions.DEFAULT_MEMORY_NODE_CALL_TIMEOUT_NS)),
+                memoryNodeTimeoutMs,
+                json.getLong("verbTimeoutMs", Math.min(io.scythe.fabric.QpOptions.DEFAULT_TRANSPORT_TIMEOUT_MS,
+                    memoryNodeTimeoutMs)),
                 json.getInteger("replicas", -1),
                 List.copyOf(cns),
                 json.getLong("leaseRenewMs", 0L),
@@ -168,6 +176,10 @@ public record NodeConfig(String cluster, String secret, String node, String host
             if (c.memoryNodeTimeoutMs() <= 0) {
                 throw new IllegalArgumentException("memoryNodeTimeoutMs=" + c.memoryNodeTimeoutMs()
                     + " must be positive: a call to a memory node that stops answering must end");
+            }
+            if (c.verbTimeoutMs() <= 0) {
+                throw new IllegalArgumentException("verbTimeoutMs=" + c.verbTimeoutMs()
+                    + " must be positive: a verb a memory node never answers must end");
             }
             if (c.replicas() < -1 || c.replicas() >= c.memoryNodes().size()
                 || c.replicas() > io.scythe.storage.BackupTables.MAX_BACKUPS) {

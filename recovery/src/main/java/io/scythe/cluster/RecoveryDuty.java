@@ -196,6 +196,8 @@ public final class RecoveryDuty {
     private final java.util.concurrent.ExecutorService calls;
     /** Warns of a recovery attempt that waits long on one step: a thread of its own, so a busy loop cannot hide it. */
     private final java.util.concurrent.ScheduledExecutorService watch;
+    /** Whether this duty logged its thread dump (at the first call it gave up: {@link #await}). */
+    private final java.util.concurrent.atomic.AtomicBoolean dumped = new java.util.concurrent.atomic.AtomicBoolean();
     /** The latest scan of the owed map, under way or done ({@link #scanOwed()}). */
     private java.util.concurrent.Future<Set<Map.Entry<String, String>>> scanning;
     /** Scans of the owed map under way (given up ones included). */
@@ -371,6 +373,12 @@ public final class RecoveryDuty {
         } catch (final java.util.concurrent.TimeoutException e) {
             log.accept("WARN recovery duty: " + step + " did not finish within " + callMs + " ms (a Hazelcast "
                 + "call); given up, tried again");
+            if (dumped.compareAndSet(false, true)) {
+                // Once per node (issue 23 §1: CI 193/195's wedge was read from logs alone): what every thread of this
+                // JVM, Hazelcast's included, is doing while its call hangs. On this worker thread, not an event loop.
+                log.accept("WARN recovery duty: the first Hazelcast call given up in this node; its threads:\n"
+                    + ThreadDump.now("of " + node + " at its first given-up Hazelcast call (" + step + ")"));
+            }
             throw new CallTimedOut(step, callMs);
         } catch (final java.util.concurrent.ExecutionException e) {
             if (e.getCause() instanceof RuntimeException r) {

@@ -141,6 +141,8 @@ public final class ScytheNode implements AutoCloseable {
     private final List<MessageConsumer<Object>> consumers = new ArrayList<>();
     private Vertx vertx;
     private HazelcastInstance hazelcast;
+    /** Logs this node's threads if Hazelcast's heartbeat executor stalls (issue 23 §1; diagnostic only). */
+    private HazelcastStallWatch stallWatch;
     private Fabric fabric;
     private Nic nic;
     private long epoch;
@@ -270,6 +272,7 @@ public final class ScytheNode implements AutoCloseable {
         phase.accept("cluster join");
         BridgeVerticle.deployOnEveryEventLoop(vertx, new JsonObject()).await(timeout, TimeUnit.MILLISECONDS);
         hazelcast = ClusterSetup.hazelcast(vertx);
+        stallWatch = HazelcastStallWatch.start(hazelcast, config.node(), this::log);
         fabric = Fabric.open(vertx, config.fabricOptions());
         metrics = new NodeMetrics(this, registry);
         metrics.probeLoops(BridgeVerticle.eventLoopContexts(vertx));
@@ -516,28 +519,34 @@ public final class ScytheNode implements AutoCloseable {
      * nothing above the last bound published (those commits abort and are retried).
      */
     private void publishClockBounds(final io.scythe.txn.spi.ClockBound bound) {
-        final boolean[] publishing = {false};
-        final long[] lastSaidNs = {System.nanoTime() - TimeUnit.SECONDS.toNanos(5)};
+        final java.util.concurrent.atomic.AtomicBoolean publishing = new java.util.concurrent.atomic.AtomicBoolean();
+        final java.util.concurrent.atomic.AtomicLong lastSaidNs = new java.util.concurrent.atomic.AtomicLong(
+            System.nanoTime() - TimeUnit.SECONDS.toNanos(5));
+        final Runnable publish = () -> {
+            if (leaseLost || !publishing.compareAndSet(false, true)) {
+                return;
+            }
+            final long next = bound.nextBound();
+            vertx.executeBlocking(() -> failover.publishClockBound(config.node(), next), false).onComplete(ar -> {
+                publishing.set(false);
+                if (ar.succeeded()) {
+                    bound.published(ar.result());
+                } else if (System.nanoTime() - lastSaidNs.get() > TimeUnit.SECONDS.toNanos(5)) {
+                    lastSaidNs.set(System.nanoTime());
+                    log("clock bound " + next + " not published (commits above " + bound.published()
+                        + " wait): " + ar.cause());
+                }
+            });
+        };
+        // A loop refused a commit above the bound (stop 56 review, 13): published now, not at the next period, so the
+        // attempts retried meanwhile (after a settling's floor, every commit on the floored tables) are few.
+        bound.onWant(() -> vertx.runOnContext(v -> publish.run()));
         vertx.setPeriodic(CLOCK_BOUND_PUBLISH_MS, t -> {
             if (leaseLost) {
                 vertx.cancelTimer(t);
                 return;
             }
-            if (publishing[0]) {
-                return;
-            }
-            publishing[0] = true;
-            final long next = bound.nextBound();
-            vertx.executeBlocking(() -> failover.publishClockBound(config.node(), next), false).onComplete(ar -> {
-                publishing[0] = false;
-                if (ar.succeeded()) {
-                    bound.published(ar.result());
-                } else if (System.nanoTime() - lastSaidNs[0] > TimeUnit.SECONDS.toNanos(5)) {
-                    lastSaidNs[0] = System.nanoTime();
-                    log("clock bound " + next + " not published (commits above " + bound.published()
-                        + " wait): " + ar.cause());
-                }
-            });
+            publish.run();
         });
     }
 
@@ -587,8 +596,9 @@ public final class ScytheNode implements AutoCloseable {
      * recovery decides its commits). Its undecided attempts never commit, so their reads on the dead primary order
      * nothing. What is left is a commit of the dead CN that read the dead primary at a timestamp above every live CN's
      * clock: the floor is also above the clock bound each CN that is down published ({@link
-     * MemoryNodeFailover#downClocks}: it committed nothing above it), and one down that published none (SUNDIAL) is
-     * waited for until it is back (TODO in txn.rcc's package doc). Polls every
+     * MemoryNodeFailover#downClocks}: it committed nothing above it; MVCC's clock bound, SUNDIAL's bound on its logical
+     * commit timestamps, issue 18), and one down that published none (it never served) is waited for until it is
+     * back. Polls every
      * {@value #SETTLE_POLL_MS} ms like {@link #promoteWhenDrained}, never gives up; a failed step is tried again.
      */
     private void settleCopiesWhenSettled(final io.scythe.txn.MemoryNodeConfiguration c, final Set<Integer> partitions,
@@ -620,14 +630,14 @@ public final class ScytheNode implements AutoCloseable {
                 // A registered compute node that is down left no drained clock: a read it made on the dead primary at
                 // a timestamp above every live clock would go unfloored (a read-only commit logs nothing recovery
                 // could add; review of issue 18, R1). So the floor is also above the last clock bound each such node
-                // published (MemoryNodeFailover#CLOCK_BOUNDS: it committed no timestamp above it, MvccTxn#commit);
-                // one that published none (a protocol without a bounded clock: SUNDIAL's logical timestamps) holds
-                // the copies, unavailable and said so every 5 s, until it is back (its next incarnation runs on the
-                // host's monotonic clock, at or above the old one's: sound on one host only).
+                // published (MemoryNodeFailover#CLOCK_BOUNDS: it committed no timestamp above it,
+                // RccTsTxn#commitInStages; MVCC's and SUNDIAL's alike). One that published none (it died before its
+                // loops served: the first bound is published before) holds the copies, unavailable and said so every
+                // 5 s, until it is back.
                 final MemoryNodeFailover.DownClocks down = failover.downClocks();
                 if (down.waitsFor() != null) {
                     return (Object) ("compute nodes " + down.waitsFor() + " to come back (down, and published no "
-                        + "clock bound to floor above: issue 18 TODO for SUNDIAL)");
+                        + "clock bound to floor above)");
                 }
                 downFloored[0] = down.down().isEmpty() ? "" : "; compute nodes " + down.down() + " down, their "
                     + "published clock bound " + down.bound();
@@ -638,16 +648,17 @@ public final class ScytheNode implements AutoCloseable {
                 }
                 final long clock = (Long) waitsOrClock;
                 final Promise<Void> step = Promise.promise();
-                BridgeVerticle.eventLoopContexts(vertx).get(0).runOnContext(v -> {
+                final io.vertx.core.Context rpcLoop = BridgeVerticle.eventLoopContexts(vertx).get(0);
+                // In steps, one task each: the loop serves its other requests between them (review R3).
+                rpcLoop.runOnContext(v -> {
                     try {
-                        module.promotedSettling(db, tables, clock);
-                        floored[0] = clock;
-                        step.complete();
-                    } catch (final RuntimeException e) {
+                        settleInSteps(rpcLoop, module.promotedSettlingSteps(db, tables, clock), step);
+                    } catch (final RuntimeException e) { // e.g. a table with no room for rts
                         step.fail(e);
                     }
                 });
                 return step.future().compose(done -> vertx.<String>executeBlocking(() -> {
+                    floored[0] = clock;
                     failover.copiesSettled(keys, clock);
                     return null;
                 }, false));
@@ -655,6 +666,20 @@ public final class ScytheNode implements AutoCloseable {
                 + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startNs) + " ms after their promotion: "
                 + "promotedSettling above clock " + floored[0] + " (the largest the compute nodes drained with, or "
                 + "published as their bound if down" + downFloored[0] + ")"));
+    }
+
+    /** Runs {@code steps} on {@code loop}, one task each, until it says none is left; then completes {@code done}. */
+    private static void settleInSteps(final io.vertx.core.Context loop, final java.util.function.BooleanSupplier steps,
+                                      final Promise<Void> done) {
+        try {
+            if (steps.getAsBoolean()) {
+                loop.runOnContext(v -> settleInSteps(loop, steps, done));
+            } else {
+                done.complete();
+            }
+        } catch (final RuntimeException e) {
+            done.fail(e);
+        }
     }
 
     /**
@@ -897,11 +922,11 @@ public final class ScytheNode implements AutoCloseable {
         startPeers(protocol);
         // Every call to a memory node is bounded: one that stops answering ends the transaction (abort, or "outcome
         // unknown" past its point of no return) instead of leaving it pending for ever.
-        // Verbs within the same bound, at most the queue pairs' default transport timeout.
+        // Verbs within their own bound (verbTimeoutMs: by default the queue pairs' transport timeout, or the call
+        // bound if that is shorter).
         final RrpcClient rrpc = new RrpcClient(vertx, nic, RrpcOptions.forMemoryNodes()
             .callTimeoutNs(TimeUnit.MILLISECONDS.toNanos(config.memoryNodeTimeoutMs()))
-            .verbTransportTimeoutMs(Math.min(config.memoryNodeTimeoutMs(),
-                io.scythe.fabric.QpOptions.DEFAULT_TRANSPORT_TIMEOUT_MS)));
+            .verbTransportTimeoutMs(config.verbTimeoutMs()));
         final String service = config.tsoNode();
         // Each loop's group fetches from the counter directly or through a proxy, chosen at random per group, and
         // fails over to another when one fails (TsoGroup).
@@ -919,8 +944,8 @@ public final class ScytheNode implements AutoCloseable {
             tsoGroups.add(group);
             return group;
         };
-        // A protocol whose commits carry a clock's timestamps (RCC MVCC) bounds that clock, published before any loop
-        // serves (issue 18, review R1): a memory node's settling floors above it once this node is down.
+        // A protocol whose commits carry a clock's timestamps (RCC MVCC; SUNDIAL's logical ones) bounds them, published
+        // before any loop serves (issue 18, review R1): a memory node's settling floors above it once this node is down.
         final io.scythe.txn.spi.ProtocolModule boundModule = io.scythe.txn.spi.ProtocolRegistry.moduleOf(
             config.protocol());
         // System.nanoTime: the clock of every loop's bridge on a cluster node (BridgeVerticle's SystemNanoClock).
@@ -2205,6 +2230,9 @@ public final class ScytheNode implements AutoCloseable {
         }
         if (recoveryDuty != null) {
             recoveryDuty.close();
+        }
+        if (stallWatch != null) {
+            stallWatch.close();
         }
         if (failover != null) {
             failover.stopRetrying();

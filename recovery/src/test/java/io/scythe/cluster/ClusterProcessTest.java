@@ -253,7 +253,8 @@ class ClusterProcessTest {
             // above came with it, as this test has no fabric lease) later still: CI 182 at load 30 missed a 10 s bound.
             // A read that fails is tried again: the test's own (lite) member may be split off for a moment too (a run
             // at load 33 failed here at once with NoDataMemberInClusterException, "all nodes are lite members").
-            eventually("cn1's logs go to cn0", 30_000, () -> {
+            // The nodes' threads at 10 s (the wedge of CI 193/195 starts as cn1's member is removed), shown on failure.
+            eventually("cn1's logs go to cn0", 30_000, 10_000, () -> {
                 try {
                     final String shard = shards.get("cn1");
                     return shard != null && !new JsonObject(shard).getBoolean("live")
@@ -267,7 +268,7 @@ class ClusterProcessTest {
             // Within the duty's bounds (RecoveryDuty): an attempt is warned of every 5 s and handed over at 20 s, and a
             // Hazelcast call of its record that hangs (CI 193: cn0 logged its claim, then nothing for 20 s across a
             // membership split) is given up at 10 s and the recovery run again after a rescan (1 s): 40 s covers one.
-            eventually("cn0 recovered cn1.e1", 40_000, () -> {
+            eventually("cn0 recovered cn1.e1", 40_000, 15_000, () -> {
                 try {
                     return new JsonObject(get("cn0", "/health").body()).getJsonArray("recoveries").stream()
                         .map(JsonObject.class::cast).anyMatch(r -> "cn1.e1".equals(r.getString("cn"))
@@ -414,7 +415,9 @@ class ClusterProcessTest {
         final Path json = Files.createTempFile("stale-client", ".json");
         try {
             Files.writeString(json, cluster.clientConfigJson().put("cluster", "an-earlier-run")
-                .put("readyTimeoutMs", 12_000).encode()); // lite joins for 6 s, then 6 s for a full member alone
+                // Lite joins for 10 s, then 10 s for a full member alone: 6 s for that (12 s in all) missed at load 25
+                // (the lead's run, stop 56: TimeoutException in joinPatiently), as the intruder's did in CI 152.
+                .put("readyTimeoutMs", 20_000).encode());
             org.assertj.core.api.Assertions.assertThatThrownBy(() -> ScytheClient.join(json, 2_000).close())
                 .isInstanceOf(IllegalStateException.class).hasMessageContaining("no compute node is visible")
                 .hasMessageContaining(json.toString());

@@ -90,7 +90,8 @@ class MemoryNodeReplicationProcessTest {
             final ScytheClient live = client;
             final java.util.concurrent.CompletableFuture<Boolean> cn0Back = ProcessClusters.servingOrRestarted(cluster,
                 "cn0", () -> committedOn(live, "cn0"), 180_000);
-            ProcessClusters.eventually("no lock left held on any memory node", 60_000, () -> locksHeld(cluster) == 0);
+            ProcessClusters.eventually("no lock left held on any memory node", 60_000,
+                () -> ProcessClusters.locksHeld(cluster, List.of("mn0", "mn1", "mn2")) == 0);
             long sum = 0;
             for (long k = 0; k < KEYS; k++) {
                 sum += valueOn(live, "cn1", k);
@@ -135,7 +136,7 @@ class MemoryNodeReplicationProcessTest {
                 () -> valueOrNull(live, "cn1", 8) == before8 - 5);
             assertThat(valueOn(live, "cn1", 11)).as("applied once").isEqualTo(before11 + 5);
             ProcessClusters.eventually("no lock left held after the in-doubt commit", 60_000,
-                () -> locksHeld(cluster) == 0);
+                () -> ProcessClusters.locksHeld(cluster, List.of("mn0", "mn1", "mn2")) == 0);
             long total = 0;
             for (long k = 0; k < KEYS; k++) {
                 total += valueOn(live, "cn1", k);
@@ -196,18 +197,8 @@ class MemoryNodeReplicationProcessTest {
             before[(int) m[1]] += m[2];
         }
         // Every key's value after these moves is checked after the rejoin below (on mn2's re-replicated copies).
-        ProcessClusters.eventually("no lock left held on the serving memory nodes", 30_000, () -> {
-            long held = 0;
-            for (final String mn : List.of("mn0", "mn1")) {
-                try {
-                    final JsonObject h = new JsonObject(ProcessClusters.get(cluster, mn, "/health"));
-                    held += h.getLong("locksHeld", 0L) + h.getLong("ticketsOutstanding", 0L);
-                } catch (final Exception e) {
-                    return false;
-                }
-            }
-            return held == 0;
-        });
+        ProcessClusters.eventually("no lock left held on the serving memory nodes", 30_000,
+            () -> ProcessClusters.locksHeld(cluster, List.of("mn0", "mn1")) == 0);
         return before;
     }
 
@@ -334,18 +325,5 @@ class MemoryNodeReplicationProcessTest {
         } catch (final Exception e) {
             return false;
         }
-    }
-
-    private static long locksHeld(final LocalCluster cluster) {
-        long held = 0;
-        for (final String mn : List.of("mn0", "mn1", "mn2")) {
-            try {
-                final JsonObject h = new JsonObject(ProcessClusters.get(cluster, mn, "/health"));
-                held += h.getLong("locksHeld", 0L) + h.getLong("ticketsOutstanding", 0L);
-            } catch (final Exception e) {
-                return -1;
-            }
-        }
-        return held;
     }
 }

@@ -161,6 +161,11 @@ class NodeConfigTest {
         assertThatThrownBy(() -> NodeConfig.of(valid().put("memoryNodeTimeoutMs", 0)))
             .hasMessageContaining("memoryNodeTimeoutMs=0 must be positive");
         assertThat(NodeConfig.of(valid()).memoryNodeTimeoutMs()).isEqualTo(4_000);
+        assertThat(NodeConfig.of(valid()).verbTimeoutMs()).isEqualTo(2_500);
+        assertThat(NodeConfig.of(valid().put("verbTimeoutMs", 8_000)).verbTimeoutMs()).isEqualTo(8_000);
+        assertThat(NodeConfig.of(valid().put("memoryNodeTimeoutMs", 800)).verbTimeoutMs()).isEqualTo(800);
+        assertThatThrownBy(() -> NodeConfig.of(valid().put("verbTimeoutMs", 0)))
+            .hasMessageContaining("verbTimeoutMs=0 must be positive");
     }
 
     @Test

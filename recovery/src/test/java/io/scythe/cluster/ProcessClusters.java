@@ -174,9 +174,28 @@ final class ProcessClusters {
     /** Waits (polling every 50 ms) until {@code condition} holds; fails naming {@code what} after {@code timeoutMs}. */
     static void eventually(final String what, final long timeoutMs, final java.util.function.BooleanSupplier condition)
         throws InterruptedException {
-        final long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(timeoutMs);
+        eventually(what, timeoutMs, Long.MAX_VALUE, condition);
+    }
+
+    /**
+     * As {@link #eventually(String, long, java.util.function.BooleanSupplier)}, also taking the nodes' threads once
+     * the wait has lasted {@code snapshotAfterMs} ({@link ProcessLogsOnFailure#snapshot}: shown only if the test fails):
+     * a wedge seen while it lasts, not only at the bound, when the nodes may have come out of it (issue 23 §1).
+     */
+    static void eventually(final String what, final long timeoutMs, final long snapshotAfterMs,
+                           final java.util.function.BooleanSupplier condition) throws InterruptedException {
+        final long start = System.nanoTime();
+        final long deadline = start + java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(timeoutMs);
+        boolean snapshot = snapshotAfterMs < timeoutMs;
         while (!condition.getAsBoolean()) {
+            if (snapshot && System.nanoTime() - start > java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(
+                snapshotAfterMs)) {
+                snapshot = false;
+                ProcessLogsOnFailure.snapshot("still waiting after " + snapshotAfterMs + " ms: " + what);
+            }
             if (System.nanoTime() > deadline) {
+                // The nodes' threads now, before the test's clean-up wakes or restarts any (issue 23 §1).
+                ProcessLogsOnFailure.snapshot("not within " + timeoutMs + " ms: " + what);
                 throw new AssertionError("not within " + timeoutMs + " ms: " + what);
             }
             Thread.sleep(50);
@@ -193,6 +212,43 @@ final class ProcessClusters {
         return HTTP.send(java.net.http.HttpRequest.newBuilder(java.net.URI.create("http://127.0.0.1:"
             + cluster.node(node).httpPort() + path)).timeout(java.time.Duration.ofSeconds(30)).build(),
             java.net.http.HttpResponse.BodyHandlers.ofString()).body();
+    }
+
+    /**
+     * The attempts {@code node}'s coordinators aborted for {@code reason} (its /metrics' {@code scythe_aborts_total}
+     * of that label, summed over its other tags), or -1 when it did not answer.
+     */
+    static long aborts(final LocalCluster cluster, final String node, final String reason) {
+        final String metrics;
+        try {
+            metrics = get(cluster, node, "/metrics");
+        } catch (final Exception e) {
+            return -1;
+        }
+        double n = 0;
+        for (final String line : metrics.split("\n")) {
+            if (line.startsWith("scythe_aborts_total{") && line.contains("reason=\"" + reason + "\"")) {
+                n += Double.parseDouble(line.substring(line.lastIndexOf(' ') + 1));
+            }
+        }
+        return (long) n;
+    }
+
+    /**
+     * The objects locked or queued on and the Takeout tickets outstanding, summed over memory nodes {@code mns} (their
+     * /health), or -1 when one did not answer.
+     */
+    static long locksHeld(final LocalCluster cluster, final java.util.List<String> mns) {
+        long held = 0;
+        for (final String mn : mns) {
+            try {
+                final io.vertx.core.json.JsonObject h = new io.vertx.core.json.JsonObject(get(cluster, mn, "/health"));
+                held += h.getLong("locksHeld", 0L) + h.getLong("ticketsOutstanding", 0L);
+            } catch (final Exception e) {
+                return -1;
+            }
+        }
+        return held;
     }
 
     /**

@@ -79,6 +79,35 @@ class ProcessLogsOnFailureTest {
         }
     }
 
+    /**
+     * A test whose wait gives up while its nodes, real (small) JVMs, run: one of them paused (SIGSTOP). Its cluster is
+     * closed only after the test (as a class's cluster is in its {@code @AfterAll}).
+     */
+    static class FailingWhileRunning {
+        static LocalCluster cluster;
+
+        @Test
+        void waitsInVain(@TempDir final Path dir) throws Exception {
+            Assumptions.assumeTrue(onPurpose, "run only by ProcessLogsOnFailureTest");
+            // -classpath, not -cp: LocalCluster gives a "-cp" launch the node class archive's options, when on.
+            cluster = new LocalCluster("logs-jvm-" + ProcessHandle.current().pid(), "s3cret", 1, 1, 0,
+                new JsonObject().put("name", "smallbank"), new JsonObject().put("provider", "shm"), "scythe", dir,
+                new LocalCluster.Launcher(List.of(ProcessHandle.current().info().command().orElseThrow(), "-Xmx32m",
+                    "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-classpath", System.getProperty("java.class.path"),
+                    ThreadDumpProbeMain.class.getName())));
+            cluster.start(60_000);
+            cluster.signal("cn0", "STOP");
+            ProcessClusters.eventually("something that never happens", 1_500, 300, () -> false);
+        }
+
+        @AfterAll
+        static void stop() {
+            if (cluster != null) {
+                cluster.close();
+            }
+        }
+    }
+
     /** The failures of running {@code test}, by the display name of what failed. */
     private static Map<String, Throwable> failuresOf(final Class<?> test) {
         final Map<String, Throwable> failures = new java.util.concurrent.ConcurrentHashMap<>();
@@ -138,5 +167,48 @@ class ProcessLogsOnFailureTest {
         assertThat(logs).containsPattern("---- tso \\(pid \\d+ exited with 3\\): log \\S+node-tso\\.log, 1 lines")
             .contains("\n  1: SEVERE: cannot start on purpose").contains("---- mn0 (never started): log ")
             .contains("node-mn0.log: no such file");
+    }
+
+    @Test
+    void shouldAttachTheRunningNodesThreadsTheirOwnDumpsAndTheirGcLogsToAFailedWait() {
+        final Map<String, Throwable> failures = failuresOf(FailingWhileRunning.class);
+        final Throwable failure = failure(failures, "waitsInVain(Path)");
+        assertThat(failure).as("failures %s", failures).hasMessageContaining("not within 1500 ms: something");
+        final String logs = logs(failure);
+        // Taken while the wait went on and as it gave up (the cluster still ran), every running node asked, the paused
+        // one named.
+        assertThat(logs).contains("==== thread dumps of the running node processes at ")
+            .contains(" (still waiting after 300 ms: something that never happens):")
+            .contains(" (not within 1500 ms: something that never happens):")
+            .containsPattern("---- threads of cn0 \\(pid \\d+\\): stopped \\(SIGSTOP\\): not asked");
+        for (final String node : List.of("tso", "mn0")) {
+            final String threads = section(logs, "---- threads of " + node + " (pid");
+            // Its JVM's SIGQUIT dump, whole: the main thread in the probe's own method, below Thread.sleep.
+            assertThat(threads).containsPattern("\\(pid \\d+\\):\\n\\S+ \\S+\\nFull thread dump ")
+                .contains("\"main\"").contains("ThreadDumpProbeMain.waitingForTheTest").contains("JNI global refs");
+            // In the node's log section it is one line.
+            assertThat(section(logs, "---- " + node + " (pid")).containsPattern(
+                "\\n  \\d+-\\d+: a thread dump it printed on SIGQUIT \\(with the thread dumps below\\)")
+                .doesNotContain("ThreadDumpProbeMain.waitingForTheTest");
+        }
+        for (final String node : List.of("tso", "mn0", "cn0")) {
+            final String section = section(logs, "---- " + node + " (pid");
+            // The dump the node logged itself, whole, between its markers; then its GC log's tail (the System.gc).
+            assertThat(section).contains("the thread dumps it logged (")
+                .contains(ThreadDump.BEGIN + " of the probe (").contains("ThreadDumpProbeMain.main")
+                .contains(ThreadDump.END)
+                .containsPattern("its GC log \\S+node-" + node + "-gc-\\d+\\.log, \\d+ lines; the last \\d+:")
+                .contains("Pause Full (System.gc())");
+        }
+        // Taken twice in the wait: not again when the failure was handled.
+        assertThat(logs.split("==== thread dumps of the running node processes", -1)).hasSize(3);
+    }
+
+    /** The part of {@code logs} from {@code header} to the next section's. */
+    private static String section(final String logs, final String header) {
+        final int start = logs.indexOf(header);
+        assertThat(start).as("%s in %s", header, logs).isNotNegative();
+        final int end = logs.indexOf("\n---- ", start + 1);
+        return end < 0 ? logs.substring(start) : logs.substring(start, end);
     }
 }

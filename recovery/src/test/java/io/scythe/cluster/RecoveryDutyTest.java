@@ -708,6 +708,18 @@ class RecoveryDutyTest {
             assertThat(runs).containsExactly(Map.entry("cnA.e1", 1));
             assertThat(dutyLog).contains("WARN recovery duty: a scan of scythe.owed did not finish within 1500 ms (a "
                 + "Hazelcast call); given up, tried again");
+            // The first call given up logs the node's threads, whole stacks (issue 23 §1): the hung scan's thread is
+            // seen where it waits, under the duty's frames (deeper than ThreadInfo#toString's 8).
+            final List<String> dumps = dutyLog.stream().filter(l -> l.contains(ThreadDump.BEGIN)).toList();
+            assertThat(dumps).hasSize(1);
+            assertThat(dumps.get(0)).startsWith("WARN recovery duty: the first Hazelcast call given up in this node;")
+                .contains(ThreadDump.BEGIN + " of cnC at its first given-up Hazelcast call (a scan of scythe.owed)")
+                .endsWith(ThreadDump.END);
+            final String scanThread = java.util.Arrays.stream(dumps.get(0).split("\n\n"))
+                .filter(t -> t.contains("\"scythe-duty-call-cnC-") && t.contains("CountDownLatch.await")).findFirst()
+                .orElseThrow(() -> new AssertionError("no duty thread waiting in the scan: " + dumps.get(0)));
+            assertThat(scanThread).contains("WAITING").contains("RecoveryDutyTest").contains("RecoveryDuty.lambda")
+                .contains("java.lang.Thread.run");
         } finally {
             never.countDown();
         }

@@ -1202,7 +1202,7 @@ public final class Simulation {
         }
         final JsonObject census = new JsonObject().put("in_flight", clientsInFlight).put("locks_held", held.byGivenUp)
             .put("tickets_queued", Math.max(0, tickets - held.byGivenUp)).put("redo_unfinished", unfinished);
-        if (shared > 0) { // scythe:shared's reader tickets: recovery must release each once (sim.crash.shared_tickets)
+        if (shared > 0) { // scythe's reader tickets: recovery must release each once (sim.crash.shared_tickets)
             census.put("shared_held", shared);
         }
         tally.crashed(cn, clock.nanoTime(), inFlight, census);
@@ -1787,6 +1787,8 @@ public final class Simulation {
                     .put("by_host", r.byHost())
                     .put("committed_records", r.committedRecords()).put("incomplete_records", r.incompleteRecords())
                     .put("locks_released", r.locksReleased()).put("survivors_aborted", r.survivorsAborted())
+                    .put("slots_reclaimed", r.slotsReclaimed() < 0 ? null : r.slotsReclaimed())
+                    .put("slots_reclaim_failure", r.slotsReclaimFailure())
                     .put("failure", r.failure()));
             }
             if (!recoveries.isEmpty()) {

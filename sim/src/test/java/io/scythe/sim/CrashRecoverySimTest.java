@@ -25,7 +25,7 @@ class CrashRecoverySimTest extends SimVertxTest {
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {"scythe", "scythe-occ", "ford-occ", "farm-occ", "scythe:shared"})
+    @ValueSource(strings = {"scythe", "scythe-occ", "ford-occ", "farm-occ", "scythe:exclusive"})
     void shouldRecoverACrashedComputeNodeWithEveryCheckOn(final String protocol) throws Exception {
         for (final Explorer.Workload w : List.of(Explorer.Workload.SMALLBANK, Explorer.Workload.CHURN)) {
             final ByteArrayOutputStream printed = new ByteArrayOutputStream();
@@ -71,7 +71,7 @@ class CrashRecoverySimTest extends SimVertxTest {
     }
 
     /**
-     * {@code scythe:shared}: a seed whose crash hits the node holding a shared (reader) ticket, granted and not
+     * {@code scythe} (shared tickets, the default): a seed whose crash hits the node holding a shared (reader) ticket, granted and not
      * released; recovery cancels each such ticket once and skips it once (1 added to its object's {@code upper}: the
      * ledger counts both), and nothing is left held or released twice (a second +1 would serve a writer behind the run
      * early, which the history checker would see).
@@ -80,7 +80,7 @@ class CrashRecoverySimTest extends SimVertxTest {
     void shouldReleaseTheSharedTicketsTheCrashedNodeHeldExactlyOnce() throws Exception {
         for (long seed = 1; seed <= 60; seed++) {
             for (final Explorer.Workload w : List.of(Explorer.Workload.TPCC, Explorer.Workload.SMALLBANK)) {
-                final Explorer.Outcome o = Explorer.check(vertx, w, crashed("scythe:shared", seed));
+                final Explorer.Outcome o = Explorer.check(vertx, w, crashed("scythe", seed));
                 assertThat(o.failure()).as(String.valueOf(o.failure())).isNull();
                 final JsonObject crash = o.run().getJsonObject("sim").getJsonObject("crash");
                 final long held = crash.getJsonObject("recovery").getJsonObject("at_crash").getLong("shared_held", 0L);

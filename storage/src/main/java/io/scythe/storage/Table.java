@@ -88,6 +88,13 @@ public final class Table {
     /** INSERTs served ({@link #insertLocked}) and object slots granted ({@link #grantSlots}): counters for checks. */
     private long lockedInserts;
     private long slotsGranted;
+    /**
+     * Slots {@link #grantSlots(int, long)} handed to each holder (a compute node's incarnation, non-zero), by offset,
+     * until {@link #reclaimGranted} settles them: what a dead holder's recovery gives back.
+     */
+    private final java.util.Map<Long, LongHashSet> grantedTo = new java.util.HashMap<>();
+    /** Slots {@link #reclaimGranted} freed (a dead holder's, outside the index): a counter for checks. */
+    private long slotsReclaimed;
 
     Table(final TableSchema schema, final MemoryRegion objects, final MemoryRegion indexRegion,
           final MemoryRegion versions, final int hashBuckets, final long seed) {
@@ -344,11 +351,19 @@ public final class Table {
      * never in this table's reclamation bookkeeping (its deleted keys, its history), as an object a one-sided
      * write-back deleted is not: it stays a tombstone, which an INSERT revives. The index's entry count
      * ({@link Index#size}) does not count the compute node's entries. A slot granted is the compute node's until it
-     * uses it (a node that dies with slots unused leaks them: lotus package doc, TODO {@code lotusins-return}).
+     * uses it (a dead node's that no index names go back by {@link #reclaimGranted}, if it was granted them as a holder).
      *
      * @return the pointers granted (fewer when the slab runs out; none when it is full)
      */
     public long[] grantSlots(final int count) {
+        return grantSlots(count, 0);
+    }
+
+    /**
+     * {@link #grantSlots(int)} for {@code holder} (a compute node incarnation's id; 0: none, not tracked): the slots
+     * are remembered as the holder's until {@link #reclaimGranted} settles them.
+     */
+    public long[] grantSlots(final int count, final long holder) {
         writer.lock();
         try {
             final long[] granted = new long[count];
@@ -367,7 +382,82 @@ public final class Table {
                 granted[n++] = ObjectLayout.pointer(objects.address() + at, incarnation);
             }
             slotsGranted += n;
+            if (holder != 0 && n > 0) {
+                final LongHashSet of = grantedTo.computeIfAbsent(holder, k -> new LongHashSet());
+                for (int i = 0; i < n; i++) {
+                    of.add(ObjectLayout.addressOf(granted[i]) - objects.address());
+                }
+            }
             return java.util.Arrays.copyOf(granted, n);
+        } finally {
+            writer.unlock();
+        }
+    }
+
+    /**
+     * Gives back the slots {@link #grantSlots(int, long)} granted {@code holder}, a compute node incarnation that is
+     * dead and recovered (TODO lotusins-return, the dead-node half; lotus package doc): each slot no index entry names
+     * goes back to the slab (a new incarnation, so a pointer to it from before is stale), one the index names is the
+     * key's object and stays. Only once its holder's redo records are settled: a record rolled forward named its
+     * slot in the index before any cell of it was visible, and one undone or never finished left it outside, which
+     * nobody reaches. The holder is forgotten either way.
+     *
+     * @return how many slots went back
+     */
+    public int reclaimGranted(final long holder) {
+        writer.lock();
+        try {
+            final LongHashSet of = grantedTo.remove(holder);
+            if (of == null || of.isEmpty()) {
+                return 0;
+            }
+            index.forEach((key, address) -> of.remove(ObjectLayout.addressOf(address) - objects.address()));
+            int freed = 0;
+            for (final LongHashSet.LongIterator it = of.iterator(); it.hasNext(); ) {
+                final int at = (int) it.nextValue();
+                objectMemory.putShortVolatile(at + INCARNATION_OFFSET,
+                    (short) ((objectMemory.getShort(at + INCARNATION_OFFSET) + 1) & 0xffff));
+                objectSlab.free(at);
+                freed++;
+            }
+            slotsReclaimed += freed;
+            return freed;
+        } finally {
+            writer.unlock();
+        }
+    }
+
+    /** The index's memory (tests: a compute node's one-sided index WRITE, as {@code LotusTxn#writeIndexSlots}). */
+    AtomicBuffer indexMemory() {
+        return indexMemory;
+    }
+
+    /** Slots {@link #reclaimGranted} gave back so far. */
+    public long slotsReclaimed() {
+        writer.lock();
+        try {
+            return slotsReclaimed;
+        } finally {
+            writer.unlock();
+        }
+    }
+
+    /** How many holders have slots granted and not yet reclaimed (checks: a dead holder's recovery left none). */
+    public int holders() {
+        writer.lock();
+        try {
+            return grantedTo.size();
+        } finally {
+            writer.unlock();
+        }
+    }
+
+    /** How many slots {@code holder} was granted and not yet reclaimed (in the index or not). */
+    public int grantedTo(final long holder) {
+        writer.lock();
+        try {
+            final LongHashSet of = grantedTo.get(holder);
+            return of == null ? 0 : of.size();
         } finally {
             writer.unlock();
         }

@@ -308,4 +308,40 @@ class TableTest {
         final double bytesPerRecord = (double) t.registeredBytes() / records;
         assertThat(bytesPerRecord).as("registered bytes per record").isLessThan(128);
     }
+
+    /**
+     * TODO lotusins-return, the dead-node half: slots granted to a holder (a compute node incarnation) go back to the
+     * slab on {@link Table#reclaimGranted}, those an index entry names (its committed inserts) stay; another holder's
+     * are untouched. In a full table the slots reclaimed are granted again, as new incarnations. Fails without
+     * reclaimGranted (nothing to call; before, a dead node's slots were lost to the table for good).
+     */
+    @Test
+    void shouldReclaimADeadHoldersSlotsOutsideTheIndexOnly() {
+        final Table t = db.create(TableSchema.fixed(1, "g", 16, 6));
+        final long[] dead = t.grantSlots(4, 7);
+        final long[] live = t.grantSlots(4, 8);
+        assertThat(dead).hasSize(4);
+        assertThat(live).hasSize(2);
+        assertThat(t.grantSlots(1, 8)).isEmpty();
+        // The dead holder's first slot was inserted one-sided: its index slot names it (key, then pointer).
+        final long key = 42;
+        final int at = HashIndexLayout.homeBucket(key, t.describe().hashBuckets()) * HashIndexLayout.BUCKET_BYTES;
+        t.indexMemory().putLong(at + HashIndexLayout.KEY_OFFSET, key);
+        t.indexMemory().putLongVolatile(at + HashIndexLayout.ADDRESS_OFFSET, dead[0]);
+        assertThat(t.lookup(key)).isEqualTo(dead[0]);
+        assertThat(t.grantedTo(7)).isEqualTo(4);
+
+        assertThat(t.reclaimGranted(7)).isEqualTo(3);
+        assertThat(t.grantedTo(7)).isZero();
+        assertThat(t.grantedTo(8)).isEqualTo(2);
+        assertThat(t.slotsReclaimed()).isEqualTo(3);
+        assertThat(t.lookup(key)).isEqualTo(dead[0]);
+        assertThat(t.offsetOf(dead[0])).isNotNegative();
+        for (int i = 1; i < 4; i++) {
+            assertThat(t.offsetOf(dead[i])).as("a reclaimed slot's old pointer is stale").isNegative();
+        }
+        final long[] again = t.grantSlots(4, 9);
+        assertThat(again).hasSize(3);
+        assertThat(t.reclaimGranted(7)).as("a holder reclaimed once has nothing left").isZero();
+    }
 }

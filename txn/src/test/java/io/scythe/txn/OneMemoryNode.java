@@ -41,6 +41,10 @@ public final class OneMemoryNode implements AutoCloseable {
     public final Table table;
     public final Catalog catalog;
     public final RrpcClient rrpc;
+    /** The compute node's NIC, the one {@link #rrpc} talks through ({@link #clocks}). */
+    public final Nic cn;
+    /** {@link #cn}'s clocks for {@link #loop}, made there on first use ({@link #clocks}). */
+    private io.scythe.bridge.NodeClocks clocks;
     public final RpcServer server;
     public final RemoteRegion counter;
     public final Context loop;
@@ -103,7 +107,8 @@ public final class OneMemoryNode implements AutoCloseable {
         server = new RpcServer(vertx, mn, new RrpcOptions());
         services = serve(db, table, server);
         counter = new TsoService(vertx, fabric.attachNow("tso"), List.of(), 1000).start().await(10, TimeUnit.SECONDS);
-        rrpc = new RrpcClient(vertx, fabric.attachNow("cn"), new RrpcOptions());
+        cn = fabric.attachNow("cn");
+        rrpc = new RrpcClient(vertx, cn, new RrpcOptions());
         catalog = new Catalog().add(tableName, List.of(new Catalog.Partition("mn", table.describe())));
     }
 
@@ -160,9 +165,29 @@ public final class OneMemoryNode implements AutoCloseable {
             final TxnRuntime runtime = new TxnRuntime(catalog, rrpc, LoopTimers.current(), tso != null ? tso
                 : new TsoGroup(64, new DirectTsoSource(counter, () -> rrpc.oneSided("tso"))), Watermarks.DEFAULT,
                 1L << 40).lookupMode(lookupMode);
-            body.apply(runtime).onComplete(done);
+            try {
+                body.apply(runtime).onComplete(done);
+            } catch (final RuntimeException e) {
+                done.fail(e); // at once, not as a 30 s timeout with the cause lost
+            }
         });
         return done.future().await(30, TimeUnit.SECONDS);
+    }
+
+    /**
+     * The compute node's host and NIC clocks for {@link #loop} ({@code NodeClocks.onLoop} of {@link #cn}), one for
+     * the node, made on first use: call on the loop, and give it to a runtime ({@code TxnRuntime#clocks}) whose
+     * protocol reads them (Aurogon's 2LClock reads the memory node's NIC clock through them). The runtimes of
+     * {@link #on} get none unless given.
+     */
+    public io.scythe.bridge.NodeClocks clocks() {
+        if (Vertx.currentContext() != loop) {
+            throw new IllegalStateException("OneMemoryNode#clocks is for the node's loop (call it inside #on)");
+        }
+        if (clocks == null) {
+            clocks = io.scythe.bridge.NodeClocks.onLoop(cn);
+        }
+        return clocks;
     }
 
     /** Runs {@code body} on the loop (a runtime of the caller's, made there) and waits for its result. */

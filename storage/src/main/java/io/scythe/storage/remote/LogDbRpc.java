@@ -13,7 +13,8 @@ package io.scythe.storage.remote;
  *  ABANDON request: u32 table id | u32 lock | u64 key | u64 pointer     reply: u64 0
  *  LOCATE  request: u32 table id | u32 pad | u64 key                   reply: u64 object pointer
  *  KEYS    request: u32 table id | u32 limit | u64 skip      reply: u32 count | u32 pad | u64 keys in all | keys
- *  GRANT   request: u32 table id | u32 count                 reply: u32 count | u32 pad | count x u64 pointer
+ *  GRANT   request: u32 table id | u32 count [| u64 holder]  reply: u32 count | u32 pad | count x u64 pointer
+ *  RECLAIM request: u32 table id | u32 pad | u64 holder       reply: u64 slots given back
  * </pre>
  * KEYS enumerates a table's index (deleted objects too) in the index's order, {@code limit} keys from the
  * {@code skip}-th on: the re-replicator of a rejoining copy pages through a primary with it. The order is the
@@ -25,7 +26,9 @@ package io.scythe.storage.remote;
  * inserter holds ({@code Table#insertTicket}; 0 with a CAS word): a revived object's is not 0, and the inserter's
  * redo record must name it for recovery to tell its lock still held.
  * GRANT hands object slots, outside the index, to a compute node that inserts one-sided (Lotus:
- * {@code Table#grantSlots}); it writes the object and its index slot itself.
+ * {@code Table#grantSlots}); it writes the object and its index slot itself. With a holder (its incarnation's id,
+ * non-zero) the memory node remembers the slots as that holder's, and RECLAIM, sent by the recovery of that dead
+ * holder once its redo records are settled, gives back those no index entry names ({@code Table#reclaimGranted}).
  * Errors use the RRPC error reply with the codes below.
  */
 public final class LogDbRpc {
@@ -37,6 +40,7 @@ public final class LogDbRpc {
     public static final int LOCATE = 0x4c06;
     public static final int KEYS = 0x4c07;
     public static final int GRANT = 0x4c08;
+    public static final int RECLAIM = 0x4c09;
     /** Most slots one GRANT reply carries (its 456 bytes fit one reply bucket of the default RRPC options, 472). */
     public static final int GRANT_MAX = 56;
     /** Most keys one KEYS reply carries: its 464 bytes fit one reply bucket of the default RRPC options (472). */

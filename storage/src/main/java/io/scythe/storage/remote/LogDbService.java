@@ -49,6 +49,7 @@ public final class LogDbService {
         server.handle(LogDbRpc.LOCATE, this::locate);
         server.handle(LogDbRpc.KEYS, this::keys);
         server.handle(LogDbRpc.GRANT, this::grant);
+        server.handle(LogDbRpc.RECLAIM, this::reclaim);
         return this;
     }
 
@@ -173,17 +174,22 @@ public final class LogDbService {
     }
 
     private void grant(final RpcRequest request, final RpcResponder responder) {
-        final Table table = table(request, responder, 8);
+        final Table table = table(request, responder, 8, 16);
         if (table == null) {
             return;
         }
+        if (request.payloadLength() != 8 && request.payloadLength() != 16) {
+            responder.fail(LogDbRpc.BAD_REQUEST, "GRANT takes 8 or 16 bytes, got " + request.payloadLength());
+            return;
+        }
         final int count = request.payload().getInt(request.payloadOffset() + 4);
+        final long holder = request.payloadLength() == 16 ? request.payload().getLong(request.payloadOffset() + 8) : 0;
         if (count < 1 || count > LogDbRpc.GRANT_MAX) {
             responder.fail(LogDbRpc.BAD_REQUEST, "GRANT count=" + count + ": need 1 <= count <= "
                 + LogDbRpc.GRANT_MAX);
             return;
         }
-        final long[] granted = table.grantSlots(count);
+        final long[] granted = table.grantSlots(count, holder);
         if (granted.length == 0) {
             responder.fail(LogDbRpc.FULL, "table " + table.schema().name() + " on memory node " + db.nic().node()
                 + " is full (capacity " + table.schema().capacity() + ")");
@@ -195,6 +201,20 @@ public final class LogDbService {
             scratch.putLong(8 + 8 * i, granted[i]);
         }
         responder.reply(scratch, 0, 8 + 8 * granted.length);
+    }
+
+    private void reclaim(final RpcRequest request, final RpcResponder responder) {
+        final Table table = table(request, responder, 16);
+        if (table == null) {
+            return;
+        }
+        final long holder = request.payload().getLong(request.payloadOffset() + 8);
+        if (holder == 0) {
+            responder.fail(LogDbRpc.BAD_REQUEST, "RECLAIM of holder 0 (slots granted to none are not tracked)");
+            return;
+        }
+        scratch.putLong(0, table.reclaimGranted(holder));
+        responder.reply(scratch, 0, 8);
     }
 
     private void keys(final RpcRequest request, final RpcResponder responder) {

@@ -280,11 +280,21 @@ public final class RemoteTable {
 
     /** GRANT RPC ({@link LogDbRpc#GRANT}): up to {@code count} object slots outside the index, for one-sided inserts. */
     public Future<long[]> grantSlots(final int count) {
+        return grantSlots(count, 0);
+    }
+
+    /**
+     * {@link #grantSlots(int)} for {@code holder} (this compute node incarnation's id; 0: none), which the memory node
+     * remembers until {@link #reclaimGranted} of the holder.
+     */
+    public Future<long[]> grantSlots(final int count, final long holder) {
         rpcs++;
-        final UnsafeBuffer request = new UnsafeBuffer(new byte[8]);
+        final int length = holder == 0 ? 8 : 16;
+        final UnsafeBuffer request = new UnsafeBuffer(new byte[16]);
         request.putInt(0, table.schema().id());
         request.putInt(4, count);
-        return rocket.get().compose(r -> r.call(LogDbRpc.GRANT, request, 0, 8)).map(reply -> {
+        request.putLong(8, holder);
+        return rocket.get().compose(r -> r.call(LogDbRpc.GRANT, request, 0, length)).map(reply -> {
             final int n = reply.length() < 8 ? -1 : reply.payload().getInt(0);
             if (n < 1 || n > count || reply.length() != 8 + 8L * n) {
                 throw new IllegalStateException("GRANT reply of " + reply.length() + " bytes");
@@ -294,6 +304,23 @@ public final class RemoteTable {
                 pointers[i] = reply.payload().getLong(8 + 8 * i);
             }
             return pointers;
+        });
+    }
+
+    /**
+     * RECLAIM RPC ({@link LogDbRpc#RECLAIM}): gives back the slots granted to dead {@code holder} that no index entry
+     * names ({@code Table#reclaimGranted}). How many went back.
+     */
+    public Future<Long> reclaimGranted(final long holder) {
+        rpcs++;
+        final UnsafeBuffer request = new UnsafeBuffer(new byte[16]);
+        request.putInt(0, table.schema().id());
+        request.putLong(8, holder);
+        return rocket.get().compose(r -> r.call(LogDbRpc.RECLAIM, request, 0, 16)).map(reply -> {
+            if (reply.length() != 8) {
+                throw new IllegalStateException("RECLAIM reply of " + reply.length() + " bytes");
+            }
+            return reply.payload().getLong(0);
         });
     }
 

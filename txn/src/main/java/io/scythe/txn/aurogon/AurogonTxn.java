@@ -467,6 +467,13 @@ final class AurogonTxn implements Txn {
     @Override
     public void write(final String table, final long key, final DirectBuffer value, final int offset,
                       final int length) {
+        if (finished) {
+            // A procedure's callback that runs after the attempt aborted (a read that was still out when another
+            // failed, say) must send nothing: its early INSTALL would land after the abort's rollbacks and stay
+            // PENDING for good, a version no later reader or insert gets past (the dst-to-eager TPC-C run left not
+            // quiescent, issue 20). As insert and delete.
+            throw new IllegalStateException("transaction " + Long.toHexString(id) + " is over");
+        }
         WriteSet.refuseReadOnly("write", table, runtime.catalog().table(table));
         final Access a = byKey.get(new Key(table, key));
         if (a == null || !(a.fetched || a.inserted)) {

@@ -28,7 +28,12 @@
  *       is read and each ORDER-LINE as soon as the district, its item and its stock are (every other protocol keeps
  *       the old order: the simulator fingerprint is unchanged). {@code AurogonTxnTest
  *       #shouldInstallDependentWritesToOtherRecordsRightAfterTheReadNotAtCommit},
- *       {@code #shouldNeverDeferAKeyDependentReadWhereAnUnmarkedOneOnAHotRecordIsDeferred}.</li>
+ *       {@code #shouldNeverDeferAKeyDependentReadWhereAnUnmarkedOneOnAHotRecordIsDeferred} (on the default variant,
+ *       2LClock over the test node's clocks). A write buffered once the attempt is over (a procedure's callback on a
+ *       read still out when another read failed and the driver aborted, e.g. TPC-C's unused item) is refused like an
+ *       insert or delete then: its early INSTALL landed after the abort's rollbacks and stayed PENDING for good
+ *       ({@code #shouldSendNoWriteBufferedAfterTheAttemptAborted}; issue 20, aurogon20b: dst-to-eager's TPC-C/NP run
+ *       left 4 transactions busy after the drain).</li>
  * </ul>
  *
  * <p><b>Why not {@code io.scythe.storage.mv}'s MvTable</b>: it keeps one rts per object (so a read parked on a

@@ -67,6 +67,10 @@ public final class LotusCluster {
         int undoneRecords;
         int locksReleased;
         int survivorsAborted;
+        /** Object slots granted to it that its recovery gave back ({@code SlotPool#reclaim}); -1 while not yet. */
+        long slotsReclaimed = -1;
+        /** Why that give-back failed, or {@code null}. */
+        String slotsReclaimFailure;
         String failure;
         /** Its logs were settled by the host's own recovery, not this one ({@code LotusNode#awaitHost}). */
         boolean byHost;
@@ -113,6 +117,14 @@ public final class LotusCluster {
 
         public int survivorsAborted() {
             return survivorsAborted;
+        }
+
+        public long slotsReclaimed() {
+            return slotsReclaimed;
+        }
+
+        public String slotsReclaimFailure() {
+            return slotsReclaimFailure;
         }
 
         /** Whether the host's own recovery settled its logs (this one's was refused the claim). */

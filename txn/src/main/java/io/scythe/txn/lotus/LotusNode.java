@@ -869,7 +869,32 @@ public final class LotusNode {
                 return;
             }
         }
+        reclaimSlots(r);
         serveAgain(r);
+    }
+
+    /**
+     * Once dead node {@code r.cn}'s redo records are settled (by this recovery or the host's): every object slot granted
+     * to its dead incarnation that no index entry names goes back to its memory node (TODO lotusins-return, the
+     * dead-node half; {@link SlotPool#reclaim}): its pool's unused ones, and those of its attempts undone or never
+     * finished. Its shards wait for none of it: a reclaim that fails (a memory node gone) leaks those slots only
+     * ({@code slotsReclaimFailure}). A dead incarnation not in this process (cluster nodes in processes of their own)
+     * is not reclaimed for: its holder id is not known here (TODO lotusins-return, the host's recovery).
+     */
+    private void reclaimSlots(final LotusCluster.Recovery r) {
+        final LotusNode dead = cluster.deadIncarnation(r.cn);
+        if (dead == null || dead == this) {
+            return;
+        }
+        SlotPool.reclaim(home, dead.slots().holder()).onComplete(rc -> {
+            synchronized (cluster) {
+                if (rc.succeeded()) {
+                    r.slotsReclaimed = rc.result();
+                } else {
+                    r.slotsReclaimFailure = String.valueOf(rc.cause());
+                }
+            }
+        });
     }
 
     /** When this node's membership task first saw the run over (-1: not yet). */
@@ -922,6 +947,7 @@ public final class LotusNode {
                 tell.accept(r.cn, ar.result()); // those commits count as committed in the host's checks
             }
             if (ar.succeeded()) {
+                reclaimSlots(r);
                 serveAgain(r);
             } else if (r.failure == null) {
                 awaitHost(r); // refused: the host's recoverer holds the claim, its recovery stands for this one

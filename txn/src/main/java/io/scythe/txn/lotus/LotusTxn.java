@@ -20,6 +20,7 @@ import org.agrona.DirectBuffer;
 import org.agrona.concurrent.UnsafeBuffer;
 
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -93,10 +94,21 @@ final class LotusTxn extends OneSidedTxn {
     static volatile boolean oneSidedInserts = "true".equals(System.getProperty("scythe.lotus.oneSidedInserts"));
     /** Index slots picked by this attempt's inserts, by address: another insert of it must pick another. */
     private final Set<Long> claimedSlots = new java.util.HashSet<>();
-    /** Object slots taken from the node's {@link SlotPool}, with their pools: given back by an abort before any WRITE. */
+    /**
+     * Object slots taken from the node's {@link SlotPool}, with their pools: given back by an abort (before any WRITE
+     * at once, after WRITEs once {@link SlotPool#reusable}).
+     */
     private final Map<Long, String> takenSlots = new LinkedHashMap<>();
-    /** Whether a WRITE to a taken slot may have been posted (from the INVISIBLE phase on): an abort leaks them then. */
+    /** The memory node of each taken slot (its partition's primary when taken): whose batches decide its reuse. */
+    private final Map<Long, String> takenSlotNodes = new HashMap<>();
+    /** Whether a WRITE to a taken slot may have been posted (from the INVISIBLE phase on). */
     private boolean slotsPosted;
+    /** The INVISIBLE phase with the redo record logged ahead ({@link #logWithInvisible}), once begun. */
+    private Future<Void> invisiblePhase;
+    /** Every batch this attempt posted to each memory node in its INVISIBLE phase and its abort's undo. */
+    private final Map<String, List<Future<?>>> postedTo = new HashMap<>();
+    /** Whether {@link #writeIndexSlots} posted its WRITEs (a slot it names is never reused then). */
+    private boolean indexSlotsPosted;
     /**
      * Set first thing by {@link #abort}: from then on no read of this attempt settles a cell ({@link #settleInvisible}).
      * Its locks go once the abort's clearing is done, while a read it left in flight (an address lookup, a READ) may
@@ -800,6 +812,7 @@ final class LotusTxn extends OneSidedTxn {
                     return Future.failedFuture(new AbortException(AbortReason.LOCKED, "attempt over"));
                 }
                 takenSlots.put(pointer, SlotPool.poolOf(partition));
+                takenSlotNodes.put(pointer, partition.node());
                 final UnsafeBuffer value = inserts.take(table, key);
                 if (value == null) {
                     return Future.failedFuture(new IllegalStateException("lotus: no buffered insert of key " + key
@@ -871,6 +884,11 @@ final class LotusTxn extends OneSidedTxn {
         if (indexSlots.isEmpty()) {
             return Future.succeededFuture();
         }
+        if (over) {
+            // Aborted meanwhile (a client's abort while the commit ran): its slots may be back in the pool already
+            // (returnWrittenSlots), so no index slot may name them now.
+            return Future.failedFuture(new AbortException(AbortReason.LOCKED, "attempt over"));
+        }
         final Map<String, List<java.util.function.Consumer<io.scythe.bridge.Doorbell>>> byNode = new LinkedHashMap<>();
         indexSlots.forEach((a, slot) -> {
             final UnsafeBuffer entry = new UnsafeBuffer(new byte[io.scythe.storage.HashIndexLayout.SLOT_BYTES]);
@@ -884,6 +902,7 @@ final class LotusTxn extends OneSidedTxn {
                     io.scythe.storage.HashIndexLayout.ADDRESS_OFFSET, 8);
             });
         });
+        indexSlotsPosted = true;
         return post(byNode).map(v -> {
             indexSlots.forEach((a, slot) -> runtime.remote(a.partition).cache(a.key, a.pointer));
             return null;
@@ -956,9 +975,15 @@ final class LotusTxn extends OneSidedTxn {
                 .compose(v -> installInserts(Table.InsertLock.CAS_WORD, id, (a, inserted) -> { })))
             .compose(v -> start()) // an attempt that only inserted has not asked for it yet
             .compose(v -> {
+                if (over) {
+                    // Aborted meanwhile (a client's abort while the commit ran, stop-56 review L1): its slots went back
+                    // to the pool untouched, and another insert may have one now; nothing of it is written from here.
+                    return Future.failedFuture(new AbortException(AbortReason.LOCKED, "attempt over"));
+                }
                 wholeHomesOfRevivals();
                 slotsPosted = !takenSlots.isEmpty();
-                return staged(Stage.WRITE_BACK, logWithInvisible());
+                invisiblePhase = logWithInvisible();
+                return staged(Stage.WRITE_BACK, invisiblePhase);
             })
             .compose(v -> staged(Stage.TIMESTAMP, runtime.tso().next()))
             .compose(commitTs -> {
@@ -1215,7 +1240,7 @@ final class LotusTxn extends OneSidedTxn {
                 }
             }
             invisibleWritten = true;
-            return post(byNode);
+            return post(byNode, postedTo);
         });
     }
 
@@ -1237,12 +1262,24 @@ final class LotusTxn extends OneSidedTxn {
 
     /** Posts one doorbell per memory node of what {@code byNode} adds, again while refused for now. */
     private Future<Void> post(final Map<String, List<java.util.function.Consumer<io.scythe.bridge.Doorbell>>> byNode) {
+        return post(byNode, null);
+    }
+
+    /** {@link #post}, each node's batch also added to {@code track} (if not {@code null}) under its memory node. */
+    private Future<Void> post(final Map<String, List<java.util.function.Consumer<io.scythe.bridge.Doorbell>>> byNode,
+                              final Map<String, List<Future<?>>> track) {
         final List<Future<io.scythe.bridge.Doorbell>> posted = new ArrayList<>();
-        byNode.forEach((mn, posts) -> posted.add(untilAccepted(() -> runtime.channel(mn).compose(ch -> {
-            final io.scythe.bridge.Doorbell batch = ch.doorbell();
-            posts.forEach(p -> p.accept(batch));
-            return batch.post();
-        }))));
+        byNode.forEach((mn, posts) -> {
+            final Future<io.scythe.bridge.Doorbell> batch = untilAccepted(() -> runtime.channel(mn).compose(ch -> {
+                final io.scythe.bridge.Doorbell b = ch.doorbell();
+                posts.forEach(p -> p.accept(b));
+                return b.post();
+            }));
+            posted.add(batch);
+            if (track != null) {
+                track.computeIfAbsent(mn, k -> new ArrayList<>()).add(batch);
+            }
+        });
         return settle(posted);
     }
 
@@ -1261,7 +1298,7 @@ final class LotusTxn extends OneSidedTxn {
                 byNode.computeIfAbsent(nodeOf(a, i), k -> new ArrayList<>()).add(b -> writeCleared(b, base + at, rkey));
             }
         });
-        return post(byNode);
+        return post(byNode, postedTo);
     }
 
     /** The visible write of one cell (commit step 3, and recovery's): T_commit ({@code ts}) into its version word. */
@@ -1700,6 +1737,25 @@ final class LotusTxn extends OneSidedTxn {
         return Table.InsertLock.CAS_WORD;
     }
 
+    /**
+     * An aborted attempt's slots it posted WRITEs to (TODO lotusins-return, helper lotusret): each back to the node's
+     * pool once {@link SlotPool#reusable} (its redo record {@code withdrawn}, its index slot never written, every
+     * batch it posted to the slot's memory node done), else leaked. Called once its undo ({@link #clearCells}) is
+     * over. Its INVISIBLE phase must be over too (a batch of it pending could land on the slot's next insert): an
+     * abort while it is in flight leaks them. An index slot naming them is never posted after the abort began
+     * ({@link #writeIndexSlots} refuses once {@code over}). (Helper lotusret waited for the commit attempt's future to
+     * complete instead; but a commit's own failure aborts ({@code OneSidedTxn#commitFailed}) before that future
+     * completes, so every written slot still leaked: phantom seed 16's, traced by helper lotus19.) The slot's next insert writes its CVT whole and its placeholder home's version, so nothing of this
+     * attempt's writes shows; no reader reaches it meanwhile (no index slot names it, and the record that did is
+     * withdrawn, so no recovery does either). Before, all of them leaked: explorer phantom {@code --crash-mn 1
+     * --replicas 2 --mns 3} seed 16 took a 1-object table's one slot so, and every later insert failed FULL.
+     */
+    private void returnWrittenSlots(final Map<Long, String> written, final boolean withdrawn) {
+        final boolean phaseOver = invisiblePhase == null || invisiblePhase.isComplete();
+        written.forEach((pointer, pool) -> node.slots().settleWritten(pool, pointer, phaseOver
+            && SlotPool.reusable(withdrawn, indexSlotsPosted, postedTo.get(takenSlotNodes.get(pointer)))));
+    }
+
     /** Lotus's locks as the redo records name them ({@link LotusLockKind}). */
     @Override
     protected io.scythe.txn.spi.LockKind lockKind() {
@@ -1727,9 +1783,12 @@ final class LotusTxn extends OneSidedTxn {
                     a.locked = false; // no INSERT to abandon: its index slot is unwritten, or a tombstone (see below)
                 }
             }
+            // Slots no WRITE was posted to go back at once; the others once the abort's undo is done and its record
+            // withdrawn (returnWrittenSlots).
+            final Map<Long, String> written = new LinkedHashMap<>();
             takenSlots.forEach((pointer, pool) -> {
                 if (slotsPosted) {
-                    node.slots().leak();
+                    written.put(pointer, pool);
                 } else {
                     node.slots().giveBack(pool, pointer);
                 }
@@ -1751,8 +1810,11 @@ final class LotusTxn extends OneSidedTxn {
             // A redo record logged ahead is withdrawn before the locks go (else a later recovery could read it and
             // clear the next writer's INVISIBLE cell); one that cannot be is given up to recovery, locks held.
             aborted = Future.all(cleared, settled).<Void>mapEmpty()
-                .compose(v -> withdrawAhead().recover(e -> giveUpAhead("its redo record, logged before T_commit, "
-                    + "could not be withdrawn", e)))
+                .compose(v -> withdrawAhead().transform(w -> {
+                    returnWrittenSlots(written, w.succeeded());
+                    return w.succeeded() ? Future.<Void>succeededFuture() : giveUpAhead("its redo record, logged "
+                        + "before T_commit, could not be withdrawn", w.cause());
+                }))
                 .compose(v -> releaseHeld(a -> Future.succeededFuture())).compose(v -> unlockAll(true));
         }
         return aborted;

@@ -115,6 +115,15 @@ public final class RccModule implements ProtocolModule {
         return (table, header) -> table.objectMemory().getLongVolatile(header + TupleFormat.TTS_OFFSET) != 0;
     }
 
+    /**
+     * {@link RccClock#BEYOND_BOUND}: listed, so a node's metrics count it ({@code scythe_aborts_total}, one counter per
+     * reason listed when they are made) before any RCC clock's class is loaded.
+     */
+    @Override
+    public List<io.scythe.txn.AbortReason> abortReasons() {
+        return List.of(RccClock.BEYOND_BOUND);
+    }
+
     /** The lock kinds RCC's coordinator-log records name (RccLog), one per protocol; their recovery is issue 18's. */
     @Override
     public List<io.scythe.txn.spi.LockKind> lockKinds() {
@@ -193,16 +202,55 @@ public final class RccModule implements ProtocolModule {
      */
     @Override
     public void promotedSettling(final io.scythe.storage.LogDb node, final Set<Integer> tables, final long clock) {
-        if (planted == PlantedBug.NO_RTS_FLOOR) {
-            return;
+        final java.util.function.BooleanSupplier steps = promotedSettlingSteps(node, tables, clock);
+        while (steps.getAsBoolean()) {
+            // the next chunk
         }
-        final long floor = floorOf(clock);
-        for (final int id : tables) {
+    }
+
+    /** How many object slots one step of {@link #promotedSettlingSteps} floors (a CAS each: well under 1 ms). */
+    public static final int FLOOR_STEP_SLOTS = 16_384;
+
+    /** The floor of {@link #promotedSettling(io.scythe.storage.LogDb, Set, long)}, {@link #FLOOR_STEP_SLOTS} a step. */
+    @Override
+    public java.util.function.BooleanSupplier promotedSettlingSteps(final io.scythe.storage.LogDb node,
+                                                                    final Set<Integer> tables, final long clock) {
+        if (planted == PlantedBug.NO_RTS_FLOOR) {
+            return () -> false;
+        }
+        return floorSteps(node, tables, floorOf(clock), FLOOR_STEP_SLOTS);
+    }
+
+    /**
+     * The floor {@code floor} of {@code tables} on {@code node} ({@link #floorRts}) in steps of {@code slots} object
+     * slots: each table's absent bound raised with its first step, then its slots in order. What the steps leave is
+     * what {@link #floorRts} of each table leaves.
+     */
+    static java.util.function.BooleanSupplier floorSteps(final io.scythe.storage.LogDb node, final Set<Integer> tables,
+                                                         final long floor, final int slots) {
+        final java.util.ArrayDeque<io.scythe.storage.Table> left = new java.util.ArrayDeque<>();
+        for (final int id : new java.util.TreeSet<>(tables)) {
             final io.scythe.storage.Table table = node.table(id);
-            if (table != null) {
-                floorRts(table, floor);
+            if (table != null && rtsOffset(table) >= 0) {
+                left.add(table);
             }
         }
+        final int[] next = {0}; // the next slot of left.peek()
+        return () -> {
+            final io.scythe.storage.Table table = left.peek();
+            if (table == null) {
+                return false;
+            }
+            if (next[0] == 0) {
+                table.raiseAbsentBound(floor);
+            }
+            next[0] = floorSlots(table, floor, next[0], slots);
+            if (next[0] < 0) {
+                left.poll();
+                next[0] = 0;
+            }
+            return !left.isEmpty();
+        };
     }
 
     /** The loop's {@link RccClock#ticks()}: what the floor of a promoted copy's settling is above. */
@@ -213,14 +261,17 @@ public final class RccModule implements ProtocolModule {
 
     /**
      * MVCC's (in any form): its commits carry {@link RccClock#next()}'s timestamps, each at or below the published
-     * bound ({@code MvccTxn#commit}), published {@link RccClock#BOUND_LEAD_NS} ahead of the host's clock. SUNDIAL's
-     * timestamps are logical (its clock reads 0): none, so a compute node down still holds its settling (TODO).
+     * bound ({@code RccTsTxn#commitInStages}), published {@link RccClock#BOUND_LEAD_NS} ahead of the host's clock.
+     * SUNDIAL's timestamps are logical: {@link RccClock#logicalBound}, raised only as its commits ask.
      */
     @Override
     public io.scythe.txn.spi.ClockBound clockBound(final io.scythe.txn.Protocol protocol,
                                                    final java.util.function.LongSupplier nowNs) {
         final String base = protocol instanceof RccProtocol p ? p.base() : protocol.name();
-        return base.equals(MVCC.name()) ? RccClock.hostBound(nowNs) : null;
+        if (base.equals(MVCC.name())) {
+            return RccClock.hostBound(nowNs);
+        }
+        return base.equals(SUNDIAL.name()) ? RccClock.logicalBound() : null;
     }
 
     @Override
@@ -260,25 +311,52 @@ public final class RccModule implements ProtocolModule {
      * whether it did.
      */
     public static boolean floorRts(final io.scythe.storage.Table table, final long floor) {
-        final String protocol = table.format().name();
-        if (!protocol.equals(MVCC.base()) && !protocol.equals(SUNDIAL.base())) {
+        if (rtsOffset(table) < 0) {
             return false;
         }
+        floorSlots(table, floor, 0, Integer.MAX_VALUE);
+        table.raiseAbsentBound(floor);
+        return true;
+    }
+
+    /**
+     * Where rts lies in {@code table}'s object slots when it is MVCC's or SUNDIAL's (after the value), else -1.
+     *
+     * @throws IllegalStateException when its slots have no room for it
+     */
+    private static int rtsOffset(final io.scythe.storage.Table table) {
+        final String protocol = table.format().name();
+        if (!protocol.equals(MVCC.base()) && !protocol.equals(SUNDIAL.base())) {
+            return -1;
+        }
         final int rts = ObjectLayout.slotBytes(table.schema().maxValueBytes()); // MvccTuple's and SundialTuple's
-        final org.agrona.concurrent.AtomicBuffer m = table.objectMemory();
         final int slot = table.objectSlotBytes();
         if (rts + 8 > slot) {
             throw new IllegalStateException("table " + table.schema().name() + " of " + protocol + " has no room for "
                 + "rts in its object slots (" + slot + " bytes; Protocol#objectRoom not set up on its memory node)");
         }
-        for (int at = 0; at + slot <= m.capacity(); at += slot) {
-            long seen = m.getLongVolatile(at + rts);
-            while (seen < floor && !m.compareAndSetLong(at + rts, seen, floor)) {
-                seen = m.getLongVolatile(at + rts);
+        return rts;
+    }
+
+    /**
+     * Raises rts of {@code count} object slots of {@code table} (MVCC's or SUNDIAL's) from slot {@code from} on to
+     * {@code floor} by CAS (a higher one stays); returns the next slot, or -1 when none is left.
+     */
+    private static int floorSlots(final io.scythe.storage.Table table, final long floor, final int from,
+                                  final int count) {
+        final int rts = rtsOffset(table);
+        final org.agrona.concurrent.AtomicBuffer m = table.objectMemory();
+        final int slot = table.objectSlotBytes();
+        final int slots = m.capacity() / slot;
+        final int end = (int) Math.min(slots, (long) from + count);
+        for (int i = from; i < end; i++) {
+            final int at = i * slot + rts;
+            long seen = m.getLongVolatile(at);
+            while (seen < floor && !m.compareAndSetLong(at, seen, floor)) {
+                seen = m.getLongVolatile(at);
             }
         }
-        table.raiseAbsentBound(floor);
-        return true;
+        return end < slots ? end : -1;
     }
 
     /** Whether {@code protocol} is MVCC or SUNDIAL (in any form): its tuples keep an rts the backups do not track. */

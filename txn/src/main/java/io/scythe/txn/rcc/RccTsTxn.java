@@ -208,8 +208,13 @@ public abstract class RccTsTxn extends OneSidedTxn {
         // An error before the point of no return after a memory-node failover is an abort (goneAsAbort); past it the
         // write-back's failures are decidedFailure's.
         return goneAsAbort(finishCommit(staged(io.scythe.txn.Stage.LOCK, settle(locking))
-            .compose(v -> staged(io.scythe.txn.Stage.VALIDATE, raiseAbsentBounds(ts.getAsLong())
-                .compose(x -> validate.get())))
+            .compose(v -> {
+                // The timestamp is final once locked (SUNDIAL's commit.tts rises with each lock and insert); nothing
+                // carrying it is written before this point (issue 18: the published bound covers every one written).
+                final AbortException beyond = beyondBound(ts.getAsLong());
+                return beyond != null ? Future.failedFuture(beyond) : staged(io.scythe.txn.Stage.VALIDATE,
+                    raiseAbsentBounds(ts.getAsLong()).compose(x -> validate.get()));
+            })
             .compose(v -> {
                 final long version = ts.getAsLong();
                 for (final Access a : accesses) {
@@ -252,6 +257,17 @@ public abstract class RccTsTxn extends OneSidedTxn {
                 || e instanceof AbortException ? Future.failedFuture(e)
                 : decidedFailure("its write-back failed and may have landed in part", e))
             .onComplete(done -> catalog.finished(epoch));
+    }
+
+    /**
+     * Why a commit at {@code ts} may not go on, or null: above the bound its compute node published (cluster mode,
+     * issue 18 R1, {@link RccClock#withinBound}, which asks for a larger one). A timestamp it wrote (an rts, a lease's
+     * renewal, an absent bound, a version) could order it after a read a memory node's settling does not floor above
+     * once this node is down; so it aborts before writing one, and is retried.
+     */
+    protected final AbortException beyondBound(final long ts) {
+        return clock.withinBound(ts) ? null : new AbortException(RccClock.BEYOND_BOUND, "timestamp "
+            + Long.toHexString(ts) + " above its compute node's published clock bound");
     }
 
     protected static AbortException abort(final AbortReason reason, final Access a, final String why) {

@@ -139,15 +139,30 @@
  * {@code RtsFloorTest#shouldOrderAWriterAboveACommitAtTheBoundADownComputeNodePublished},
  * {@code cluster.PublishedClockBoundTest}.
  *
+ * <p><b>SUNDIAL's bound (issue 18).</b> SUNDIAL has no clock: {@code commit.tts} is the largest {@code wts} (or
+ * {@code rts + 1} of a record written) its accesses saw, so a bound following the host's clock would fit no timestamp
+ * it uses and throw floors far ahead. What the settling must know of a SUNDIAL node that is down is a bound on every
+ * timestamp it wrote: its leases' renewals (rts, on the dead primary alone), its absent bounds, its versions. So each
+ * SUNDIAL compute node publishes {@link io.scythe.txn.rcc.RccClock#logicalBound}: at first
+ * {@link io.scythe.txn.rcc.RccClock#LOGICAL_BOUND_LEAD_TICKS} ticks (2^34 logical steps: SUNDIAL's {@code +1}s never
+ * climb it in a run), then that lead above the largest commit timestamp a loop was refused; and a commit whose
+ * {@code commit.tts}, final once its write set is locked, is above the published bound aborts
+ * ({@link io.scythe.txn.rcc.RccClock#BEYOND_BOUND}) before it writes any timestamp ({@code RccTsTxn#commitInStages},
+ * which MVCC's commit shares), asking for a larger one. Only a settling's floor above a down node's bound moves
+ * timestamps past the lead: then commits on the floored tables abort until the larger bound one of them asked for is
+ * published (at once: {@code ClockBound#onWant}, one Hazelcast round trip; 1 and 7 attempts on the surviving node in
+ * two runs of the process test below). The
+ * paper has no memory-node failover: this is ours. Tests: {@code SundialClockBoundTest} (real commits on one memory
+ * node, both primitives), {@code RtsFloorTest#shouldOrderASundialWriterAboveACommitAtTheBoundADownComputeNodePublished},
+ * {@code cluster.RccTimestampFailoverProcessTest#shouldSettleWithoutWaitingForAComputeNodeKilledBesideTheMemoryNode}.
+ *
  * <p><b>TODO (issue 18, issue 23 §2): what the cluster floor does not cover.</b> What is still missing:
  * <ol>
- *   <li>SUNDIAL's timestamps are logical (its clock reads 0), so it publishes no bound: a compute node down still
- *       holds its settling, the copies unavailable and said so every 5 s, until it is back
- *       ({@code MemoryNodeFailover#downClocks}'s {@code waitsFor}); its next incarnation runs on the host's monotonic
- *       clock, at or above the old one's, which is sound on one host only. Missing: a bound on SUNDIAL's logical
- *       commit timestamps (its reads' lease renewals on the dead primary). Not tested by a process test with a CN
- *       killed beside the MN. The memory node's floor walks every slot of a promoted table on its RPC loop in one go
- *       (review R3: chunk it).</li>
+ *   <li>A compute node down that published no bound (it died before its loops served, so it committed nothing)
+ *       still holds the settling until it is back ({@code MemoryNodeFailover#downClocks}'s {@code waitsFor}). (The
+ *       memory node's floor, review R3, now walks a promoted table in steps of
+ *       {@link io.scythe.txn.rcc.RccModule#FLOOR_STEP_SLOTS} slots, one loop task each:
+ *       {@code ProtocolModule#promotedSettlingSteps}.)</li>
  *   <li>The shared recovery's roll-forward writes a backup's newest version only ({@link
  *       io.scythe.txn.rcc.RccLockKind}), not MVCC's older-slot move nor SUNDIAL's rts.</li>
  * </ol>

@@ -16,10 +16,10 @@ import java.util.function.LongSupplier;
  * its commit, and TOCC readers of one object serialize although none of them writes it. On TPC-C (2 warehouses, 128
  * clients, θ 0.99) most of Scythe's aborts were TOCC reads refused for timestamp order behind other readers; on
  * SmallBank the read-only Balance and WriteCheck's savings read queue behind each other the same way. The paper has
- * no shared ticket (its lock has {@code lower}, {@code upper} and {@code queued_ts} only), so instead of inventing
- * one (the protocol {@code scythe:shared} does: {@link TakeoutLock#lockShared}), a read the attempt will not write
- * follows the object's heat: OCC while reading it optimistically succeeds,
- * TOCC's queue once it did not. An object that is written as often as read (TPC-C's warehouse row, which Payment
+ * no shared ticket (its lock has {@code lower}, {@code upper} and {@code queued_ts} only). Without one ({@code
+ * scythe:exclusive}, the paper's Scythe), a read the attempt will not write follows the object's heat: OCC while
+ * reading it optimistically succeeds, TOCC's queue once it did not. With one ({@code scythe}, the default since issue
+ * 22: {@link TakeoutLock#lockShared}), TOCC's read of an object hot for reads takes a shared ticket instead. An object that is written as often as read (TPC-C's warehouse row, which Payment
  * writes and NewOrder reads) aborts an optimistic read and is queued on from then on, as before.
  *
  * <p>Measured (simulator, papers' topology: {@code scythe sim --workload W --cns 1 --loops 8 --mns 3 --tso-proxies 2

@@ -17,7 +17,8 @@ import io.vertx.core.json.JsonObject;
 import java.util.List;
 
 /**
- * Scythe as a protocol module: {@code scythe} (OCC until an attempt meets a hot object, then TOCC, §4.2) and
+ * Scythe as a protocol module: {@code scythe} (OCC until an attempt meets a hot object, then TOCC, §4.2, with shared
+ * reader tickets; {@code scythe:exclusive} without them, as the paper has it) and
  * {@code scythe-occ} (OCC only, never switches: to measure what TOCC adds); on memory nodes the Takeout Lock service
  * with its ticket ledger, whose tickets recovery cancels for a dead compute node.
  */
@@ -33,69 +34,75 @@ public final class ScytheModule implements ProtocolModule {
     /** Objects whose adaptive watermark a coordinator keeps. */
     private static final int ADAPTIVE_OBJECTS = 1 << 16;
 
-    /** Scythe: OCC until an attempt meets a hot object, then TOCC (§4.2). */
-    public static final Protocol SCYTHE = new Protocol() {
-        @Override
-        public String name() {
-            return "scythe";
-        }
+    /**
+     * Scythe: OCC until an attempt meets a hot object, then TOCC (§4.2), whose reads of objects hot for reads, not
+     * written by the attempt, take shared (reader) tickets ({@link TakeoutLock#lockShared}): a design deviation
+     * ({@link ScytheTxn}'s class doc), the default since issue 22 (helper shared22b: TPC-C +52/+64 %, YCSB +6/+8 %,
+     * SmallBank level in the simulator; README, Scythe section). The paper's exclusive-only tickets stay reachable as
+     * {@link #EXCLUSIVE} ({@code scythe:exclusive}); {@code scythe:shared}, this variant's name before it became the
+     * default, is {@link #SHARED_READS}.
+     */
+    public static final Protocol SCYTHE = variant("scythe", true);
 
-        @Override
-        public Txn begin(final TxnRuntime runtime, final boolean hot) {
-            return new ScytheTxn(runtime, hot);
-        }
-
-        @Override
-        public RetryPolicy retryPolicy(final TxnRuntime runtime, final JsonObject options) {
-            return new HotColdRetry(runtime, options.getBoolean(ADAPTIVE_WATERMARKS, false)
-                ? new AdaptiveWatermarks(runtime.watermarks(), ADAPTIVE_OBJECTS) : null);
-        }
-
-        /** {@code scythe:shared}: {@link #SHARED_READS}. */
-        @Override
-        public Protocol configured(final String options) {
-            if (!SHARED_OPTION.equals(options)) {
-                throw new IllegalArgumentException("protocol 'scythe' takes the option '" + SHARED_OPTION
-                    + "' (scythe:" + SHARED_OPTION + "), not '" + options + "'");
-            }
-            return SHARED_READS;
-        }
-
-        @Override
-        public String toString() {
-            return name();
-        }
-    };
-
-    /** The option of {@code scythe} that makes {@link #SHARED_READS}. */
+    /** The option of {@code scythe} naming the shared-ticket variant (the default's old name): {@link #SHARED_READS}. */
     public static final String SHARED_OPTION = "shared";
+    /** The option of {@code scythe} naming the paper's exclusive-only tickets: {@link #EXCLUSIVE}. */
+    public static final String EXCLUSIVE_OPTION = "exclusive";
 
     /**
-     * {@code scythe:shared}: Scythe whose TOCC reads of objects hot for reads, not written by the attempt, take shared
-     * (reader) tickets ({@link TakeoutLock#lockShared}): a design deviation behind an option, measured against
-     * {@code scythe} ({@link ScytheTxn}'s class doc).
+     * {@code scythe:shared}: the same protocol as {@link #SCYTHE} under the name it had before it became the default,
+     * so commands and notes written then still run it (and a run asking for both names reports two rows, not one).
      */
-    public static final Protocol SHARED_READS = new Protocol() {
-        @Override
-        public String name() {
-            return "scythe:" + SHARED_OPTION;
-        }
+    public static final Protocol SHARED_READS = variant("scythe:" + SHARED_OPTION, true);
 
-        @Override
-        public Txn begin(final TxnRuntime runtime, final boolean hot) {
-            return new ScytheTxn(runtime, hot, true);
-        }
+    /**
+     * {@code scythe:exclusive}: Scythe as the paper has it, every TOCC access (read or write) takes an exclusive
+     * ticket; the default before issue 22, kept to compare against ({@code --protocols scythe,scythe:exclusive}).
+     */
+    public static final Protocol EXCLUSIVE = variant("scythe:" + EXCLUSIVE_OPTION, false);
 
-        @Override
-        public RetryPolicy retryPolicy(final TxnRuntime runtime, final JsonObject options) {
-            return SCYTHE.retryPolicy(runtime, options);
-        }
+    /** Scythe named {@code name}: its TOCC reads of objects hot for reads take shared tickets when {@code shared}. */
+    private static Protocol variant(final String name, final boolean shared) {
+        return new Protocol() {
+            @Override
+            public String name() {
+                return name;
+            }
 
-        @Override
-        public String toString() {
-            return name();
-        }
-    };
+            @Override
+            public Txn begin(final TxnRuntime runtime, final boolean hot) {
+                return new ScytheTxn(runtime, hot, shared);
+            }
+
+            @Override
+            public RetryPolicy retryPolicy(final TxnRuntime runtime, final JsonObject options) {
+                return new HotColdRetry(runtime, options.getBoolean(ADAPTIVE_WATERMARKS, false)
+                    ? new AdaptiveWatermarks(runtime.watermarks(), ADAPTIVE_OBJECTS) : null);
+            }
+
+            /** {@code scythe:exclusive} ({@link #EXCLUSIVE}) or {@code scythe:shared} ({@link #SHARED_READS}). */
+            @Override
+            public Protocol configured(final String options) {
+                if (!"scythe".equals(name)) {
+                    return Protocol.super.configured(options);
+                }
+                if (EXCLUSIVE_OPTION.equals(options)) {
+                    return EXCLUSIVE;
+                }
+                if (SHARED_OPTION.equals(options)) {
+                    return SHARED_READS;
+                }
+                throw new IllegalArgumentException("protocol 'scythe' takes the option '" + EXCLUSIVE_OPTION
+                    + "' (scythe:" + EXCLUSIVE_OPTION + ", the paper's exclusive tickets) or '" + SHARED_OPTION
+                    + "' (scythe:" + SHARED_OPTION + ", the default's old name), not '" + options + "'");
+            }
+
+            @Override
+            public String toString() {
+                return name;
+            }
+        };
+    }
 
     /** Scythe with OCC only (never switches): to measure what TOCC adds. */
     public static final Protocol SCYTHE_OCC = Protocol.of("scythe-occ", (runtime, hot) -> new ScytheTxn(runtime,

@@ -32,7 +32,8 @@ import java.util.List;
  * ticket, so queuing such reads made readers of one object wait for each other (measured in {@link ReadHeat}). A refusal for timestamp order aborts it; one above the hot watermark is waited out on the
  * compute node and asked again, up to {@link #FULL_QUEUE_WAITS} times, before it aborts.
  *
- * <p>Deviation, behind the option {@code scythe:shared} (issue 22, helper tpccshare): a TOCC read of an object hot
+ * <p>Deviation, the default since issue 22 (helper shared22b; before, behind the option {@code scythe:shared}; the
+ * paper's exclusive-only tickets are {@code scythe:exclusive}) (issue 22, helper tpccshare): a TOCC read of an object hot
  * for reads that the attempt does not write takes a <b>shared (reader) ticket</b> ({@link TakeoutLock#lockShared}):
  * consecutive readers share one turn, a writer behind them waits for all of them, readers behind a writer wait for it
  * (tickets stay first come, first served: no writer starved). Neither the paper nor its code has one. Readers of a run
@@ -44,7 +45,8 @@ import java.util.List;
  * warehouses) 14.4-16.4 -> 20.5-22.8 K txn/s at 64 clients and 9.5-10.3 -> 16.0-19.5 at 128, YCSB θ 0.99 +5-18 %,
  * SmallBank θ 0.99 even (-4 to +1 %). After the review's fixes (a writer refused or held back closes the reader run,
  * which counts as one turn against its hot watermark: {@link TakeoutLock#lockShared}; helper sharedfix) TPC-C gains
- * +49 to +65 % at 64 clients and +35 to +84 % at 128, but YCSB's gain is gone (-3 to +4 %): not the default (README).
+ * +49 to +65 % at 64 clients and +35 to +84 % at 128, but YCSB's gain is gone (-3 to +4 %). After the READERS_ONLY
+ * recheck at a shared release (helper shared22, 10 seeds): TPC-C +52/+64 %, YCSB +6/+8 %, SmallBank level: the default.
  *
  * <p>A refusal for timestamp order while the attempt holds other locks aborts it, as §4.2.2 (3) says; the paper is
  * silent on asking again. Tried and not taken (issue 22, helper tpccreask): waiting the refusal's hangout and asking
@@ -88,7 +90,7 @@ import java.util.List;
  */
 public final class ScytheTxn extends OneSidedTxn {
     private final boolean hot;
-    /** Reads of objects hot for reads take shared (reader) tickets ({@code scythe:shared}; class doc). */
+    /** Reads of objects hot for reads take shared tickets ({@code scythe}, not {@code scythe:exclusive}; class doc). */
     private final boolean sharedReads;
     /** READs of an object a read-only TOCC attempt finds held before it aborts ({@link #readUnlocked}; class doc). */
     static final int READ_ONLY_READS = 20;
@@ -106,7 +108,7 @@ public final class ScytheTxn extends OneSidedTxn {
         this(runtime, hot, false);
     }
 
-    /** @param sharedReads a TOCC read of an object it does not write takes a shared ticket ({@code scythe:shared}) */
+    /** @param sharedReads a TOCC read of an object it does not write takes a shared ticket ({@code scythe}, the default) */
     public ScytheTxn(final TxnRuntime runtime, final boolean hot, final boolean sharedReads) {
         super(runtime);
         this.hot = hot;

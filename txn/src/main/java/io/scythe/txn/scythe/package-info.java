@@ -12,7 +12,7 @@
  * </pre>
  * Free: {@code lower == upper}; held by ticket {@code t} while {@code upper == t}
  * ({@link io.scythe.txn.scythe.TakeoutLockKind}, redo lock kind 1, token = the ticket). The top bit of {@code queued_ts}
- * ({@link io.scythe.txn.scythe.TakeoutLock#READERS_ONLY}, {@code scythe:shared} only) says every outstanding ticket is
+ * ({@link io.scythe.txn.scythe.TakeoutLock#READERS_ONLY}, {@code scythe}, not {@code scythe:exclusive}) says every outstanding ticket is
  * a reader's: optimistic reads and validations pass such an object ({@link
  * io.scythe.txn.scythe.TakeoutLockKind#writerQueued}, with the proof).
  *

@@ -35,9 +35,22 @@ public final class ClockBound {
         return ticks <= published;
     }
 
-    /** A loop needs timestamp {@code ticks}, above the bound: the next publication covers it. */
+    /** Told when a loop wants a larger bound ({@link #onWant}); nothing by default. */
+    private volatile Runnable onWant = () -> { };
+
+    /**
+     * A loop needs timestamp {@code ticks}, above the bound: the next publication covers it; a larger timestamp than
+     * any wanted before tells {@link #onWant}'s listener (on the loop's thread: it must not block).
+     */
     public void want(final long ticks) {
-        wanted.accumulateAndGet(ticks, Math::max);
+        if (wanted.getAndAccumulate(ticks, Math::max) < ticks) {
+            onWant.run();
+        }
+    }
+
+    /** {@code listener} runs when a loop wants a larger bound than before ({@link #want}): e.g. publish one now. */
+    public void onWant(final Runnable listener) {
+        onWant = java.util.Objects.requireNonNull(listener);
     }
 
     /** The bound to publish next: {@code lead} above the clock now or above the largest timestamp wanted. */

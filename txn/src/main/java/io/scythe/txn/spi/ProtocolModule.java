@@ -415,6 +415,21 @@ public interface ProtocolModule {
     }
 
     /**
+     * {@link #promotedSettling(io.scythe.storage.LogDb, java.util.Set, long)} in steps, so that the memory node's RPC
+     * loop serves its other requests between them (issue 18, review R3: a floor walking every slot of a large table
+     * in one task holds the loop that long): each call of the step does the next part and says whether any is left.
+     * Run on that loop, one step per task, until it says none. By default one step doing all of it.
+     */
+    default java.util.function.BooleanSupplier promotedSettlingSteps(final io.scythe.storage.LogDb node,
+                                                                     final java.util.Set<Integer> tables,
+                                                                     final long clock) {
+        return () -> {
+            promotedSettling(node, tables, clock);
+            return false;
+        };
+    }
+
+    /**
      * The module's own statistics of a finished simulator run over {@code memoryNodes} (e.g. Aurogon's read
      * deferrals, Fig. 11), reported beside the run's results as {@code sim.protocol_stats}; null (none) by default.
      */

@@ -88,6 +88,45 @@ class RtsFloorTest {
         assertThat(nowait.objectMemory().getLong(0)).isEqualTo(nowaitBefore);
     }
 
+    /**
+     * Review R3: the cluster floor in steps ({@link RccModule#promotedSettlingSteps}), so a memory node's RPC loop
+     * serves other requests between them: 3 slots a step, over two tables of 8 slots (and a NOWAIT table, skipped),
+     * each step floors exactly the next 3 slots; the steps end with what {@link RccModule#floorRts} leaves.
+     */
+    @Test
+    void shouldFloorInStepsOfAFewSlotsAndEndAsTheWholeWalkDoes() {
+        final LogDb db = memoryNode("mn0");
+        final Table mvcc = db.create(TableSchema.fixed(1, "mvcc", 8, 8));
+        final Table sundial = db.create(TableSchema.fixed(2, "sundial", 8, 8));
+        db.create(TableSchema.fixed(3, "nowait", 8, 8));
+        final long floor = 1000L << RccClock.ID_BITS;
+        final int rts = ObjectLayout.slotBytes(8);
+        final java.util.function.BooleanSupplier steps = RccModule.floorSteps(db, java.util.Set.of(3, 2, 1), floor,
+            3);
+        final int slots = mvcc.objectMemory().capacity() / mvcc.objectSlotBytes();
+        assertThat(slots).isEqualTo(sundial.objectMemory().capacity() / sundial.objectSlotBytes())
+            .isGreaterThan(3);
+        int taken = 0;
+        boolean more = true;
+        while (more) {
+            more = steps.getAsBoolean();
+            taken++;
+            final int mvccDone = Math.min(3 * taken, slots);
+            final int perTable = (slots + 2) / 3; // steps a table takes (its last may floor fewer than 3)
+            final int sundialDone = taken <= perTable ? 0 : Math.min(3 * (taken - perTable), slots);
+            for (int i = 0; i < slots; i++) {
+                assertThat(mvcc.objectMemory().getLong(i * mvcc.objectSlotBytes() + rts)).as("mvcc slot %d after %d "
+                    + "steps", i, taken).isEqualTo(i < mvccDone ? floor : 0);
+                assertThat(sundial.objectMemory().getLong(i * sundial.objectSlotBytes() + rts)).as("sundial slot %d "
+                    + "after %d steps", i, taken).isEqualTo(i < sundialDone ? floor : 0);
+            }
+        }
+        assertThat(taken).as("steps: each table's slots in threes").isEqualTo(2 * ((slots + 2) / 3));
+        assertThat(mvcc.absentBound()).isEqualTo(floor);
+        assertThat(sundial.absentBound()).isEqualTo(floor);
+        assertThat(steps.getAsBoolean()).as("nothing left").isFalse();
+    }
+
     @Test
     void shouldFloorTwoTicksAboveTheLargestTimestampAnyCoordinatorGaveOrSaw() {
         // No coordinator ran: two ticks above 0.
@@ -158,9 +197,8 @@ class RtsFloorTest {
         final TxnRuntime writer = coordinator(writerLoop, 2);
         final TxnRuntime reader = coordinator(readerLoop, 1);
         final RccModule module = new RccModule();
-        assertThat(module.clockBound(RccModule.SUNDIAL, System::nanoTime)).as("SUNDIAL's timestamps are logical")
-            .isNull();
         assertThat(module.clockBound(RccModule.MVCC, System::nanoTime)).isNotNull();
+        assertThat(module.clockBound(RccModule.NOWAIT, System::nanoTime)).as("no timestamps to bound").isNull();
         final io.scythe.txn.spi.ClockBound bound = new io.scythe.txn.spi.ClockBound(
             () -> readerLoop.now >>> RccClock.TICK_SHIFT, 4_000);
         module.useClockBound(reader, bound);
@@ -203,6 +241,57 @@ class RtsFloorTest {
             .isEqualTo(!bounded);
         if (bounded) {
             assertThat(bm.getLong(rtsAt)).isGreaterThan(r);
+        }
+    }
+
+    /**
+     * Issue 18, SUNDIAL's bound ({@link RccClock#logicalBound}): the reader's compute node dies with the primary. Its
+     * commit.tts R is logical (the wts of another record it read, at the edge of the bound it published), and its
+     * renewal raised the lease of object 0 to R on the primary alone. The live writer's clock never saw R. The settling
+     * floors above the reader's published bound, and the writer's commit.tts on the promoted copy is above R; with the
+     * live clock alone (no bound, as before: the settling had to wait for the reader's node to come back) it commits
+     * inside the reader's lease, at or below R.
+     */
+    @ParameterizedTest(name = "bound published {0}")
+    @org.junit.jupiter.params.provider.ValueSource(booleans = {true, false})
+    void shouldOrderASundialWriterAboveACommitAtTheBoundADownComputeNodePublished(final boolean bounded) {
+        final LogDb primary = memoryNode("mn0");
+        final LogDb backup = memoryNode("mn1");
+        final Table p = primary.create(TableSchema.fixed(1, "sundial", 8, 4));
+        final Table b = backup.create(TableSchema.fixed(1, "sundial", 8, 4));
+        final int max = 8;
+        final int rtsAt = SundialTuple.rtsOffset(max);
+        final long committed = 7L << RccClock.ID_BITS;
+        holdCommitted(committed, max, rtsAt, p, b);
+        final TxnRuntime writer = coordinator(new FixedTimers(), 2);
+        final TxnRuntime reader = coordinator(new FixedTimers(), 1);
+        RccClock.of(writer).observe(committed); // all the live writer's node saw before it drained
+        final RccModule module = new RccModule();
+        final io.scythe.txn.spi.ClockBound bound = module.clockBound(RccModule.SUNDIAL, System::nanoTime);
+        assertThat(bound).as("SUNDIAL publishes a bound on its logical timestamps").isNotNull();
+        module.useClockBound(reader, bound);
+        final long lead = RccClock.LOGICAL_BOUND_LEAD_TICKS;
+        final long r = (lead << RccClock.ID_BITS) | 5; // commit.tts: another record's wts, at the bound's edge
+        assertThat(bound.allows(RccClock.ticksOf(r))).as("nothing published yet").isFalse();
+        bound.published(bound.nextBound());
+        assertThat(bound.published()).isEqualTo(lead);
+        assertThat(RccClock.of(reader).withinBound(r)).as("a commit at the bound's edge").isTrue();
+        assertThat(RccClock.of(reader).withinBound((lead + 1) << RccClock.ID_BITS)).as("a tick above: refused")
+            .isFalse();
+
+        // The reader renews its lease on object 0 to R, on the primary only; the primary would put a writer above R.
+        final AtomicBuffer pm = p.objectMemory();
+        assertThat(pm.compareAndSetLong(rtsAt, committed, r)).isTrue();
+        assertThat(SundialTuple.writerFloor(pm, 0, max)).isGreaterThan(r);
+
+        // mn0 and the reader's node die: the floor is above the writer's drained clock and the reader's bound.
+        final long clock = Math.max(module.settlingClock(writer), bounded ? bound.published() : 0);
+        module.promotedSettling(backup, java.util.Set.of(1), clock);
+        final long commitTs = SundialTuple.writerFloor(b.objectMemory(), 0, max);
+        if (bounded) {
+            assertThat(commitTs).as("the writer's commit.tts on the promoted copy").isGreaterThan(r);
+        } else {
+            assertThat(commitTs).as("the writer's commit.tts, inside the dead reader's lease").isLessThanOrEqualTo(r);
         }
     }
 

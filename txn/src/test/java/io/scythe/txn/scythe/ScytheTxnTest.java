@@ -389,7 +389,7 @@ class ScytheTxnTest {
     }
 
     /**
-     * {@code scythe:shared}: an attempt that writes an object it read with a shared ticket aborts at its lock stage;
+     * {@code scythe} (shared tickets): an attempt that writes an object it read with a shared ticket aborts at its lock stage;
      * no Lock request of another written object is sent first (before, key 9's was, and its ticket was granted after
      * the abort was reported: {@code lower} 1, failed so). Nothing is left held either way.
      */

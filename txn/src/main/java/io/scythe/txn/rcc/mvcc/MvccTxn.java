@@ -297,11 +297,10 @@ public final class MvccTxn extends RccTsTxn {
     /** W1 checked on inserts, the write set locked, absent bounds raised to ctts, then ctts installed. */
     @Override
     public Future<Long> commit() {
-        if (!clock.withinBound(ctts)) {
-            // Above the bound its node published (cluster mode, issue 18 R1): a commit at it, read-only ones too,
-            // could order after a read a memory node's settling does not floor above once this node is down.
-            return Future.failedFuture(new AbortException(io.scythe.txn.rcc.RccClock.BEYOND_BOUND,
-                "timestamp " + Long.toHexString(ctts) + " above its compute node's published clock bound"));
+        final AbortException beyond = beyondBound(ctts);
+        if (beyond != null) {
+            // Before locking (ctts is fixed from the start; commitInStages checks again once locked, for SUNDIAL).
+            return Future.failedFuture(beyond);
         }
         return commitInStages(this::checkInserted, () -> ctts, this::validateAbsent);
     }
