@@ -46,8 +46,8 @@ final class ReaderSpin {
      * {@code maxPriority} (selcc21b; the cache passes its deferral cap, {@code scythe.selcc.deferCap}, 8): since
      * selcc21 a line's priority ages on every failed attempt, moved on or not, up to 255, and an uncapped window
      * (255 x a 50-100 us round trip: 13-25 ms, extended by each new invalidation) would hold this participant's
-     * readers of the line out for longer than most runs. A bound only: it did not change BLinkTreeSimTest's
-     * selcc-to seed 2 livelock (package doc, TODO(selcc21b)).
+     * readers of the line out for longer than most runs. A bound only: BLinkTreeSimTest's selcc-to seed 2 livelock
+     * was the tree workload's TO retries, not this window (package doc).
      */
     void writerWaiting(final LineCache.Line line, final int priority, final long nowNs, final long atomicRttNs) {
         if (unitNs == 0 || priority < minPriority) {

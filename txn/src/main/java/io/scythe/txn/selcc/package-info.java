@@ -518,16 +518,16 @@
  *       undo, the holder's case-2 FAA), and a holder busy with one case-2 handover drops the other readers' PeerRd
  *       (they resend). Granting every waiting reader in the one case-2 FAA (all their bits at once) is the likely
  *       fix; not done. Liveness only (the checks hold). The window's priority is capped at the deferral cap
- *       ({@code scythe.selcc.deferCap}, 8; selcc21b: priorities now age to 255). TODO(selcc21b), why selcc21 is
- *       not landable yet: with it {@code BLinkTreeSimTest#shouldCommitTransactionsThroughTheTreeInASerialOrder}
- *       selcc-to seed 2 (8 frames) livelocks: 5 transactions never finish in the 1 s drain (CI 196; 150 s wall).
- *       Counted over a 1.5 ms run + 3 ms drain: 111 K Exclusive CASes, 222 K Shared FAAs, 306 K evictions landed,
- *       27.9 K case-1 handovers forwarded, 6,940 aborts "Exclusive not taken in 2 rounds (moved on)" (without the
- *       moved-on aging, same run: 437 CASes, 602 FAAs, 624 evictions, 120 handovers, 23 such aborts; 22 committed,
- *       run clean). A line handed CN to CN and evicted from
- *       the 8 frames over and over; not traced further. Runs clean also with {@code scythe.selcc.spinNs=0}
- *       (20 committed); capping the aged priority at 8, or pacing moved-on failures after 2 or 8 of them, changed
- *       nothing (the same counts: the looping acquisitions succeed, so their pace is forgotten each time).</li>
+ *       ({@code scythe.selcc.deferCap}, 8; selcc21b: priorities now age to 255).
+ *       What held selcc21 back (selcc21b; found by selcc22): with it
+ *       {@code BLinkTreeSimTest#shouldCommitTransactionsThroughTheTreeInASerialOrder} selcc-to seed 2 (8 frames) never
+ *       finished 5 transactions in the 1 s drain (CI 196). Not the cache: traced, every latch acquisition in the loop
+ *       succeeded (a leaf handed CN to CN, each holder's TO read raising its rts, and the 8 frames evicting the
+ *       internal nodes each descent needs), in a 144 us cycle repeated exactly; the workload driver ({@code TreeSim})
+ *       retried a refused TO attempt at once, and read-then-write transactions of one leaf refused each other forever
+ *       (each retry's new timestamp raises the leaf's rts past the other's write). selcc21 only changed the schedule
+ *       into it ({@code scythe.selcc.spinNs=0} out of it). Fixed there: a refused attempt backs off as the
+ *       coordinator's do ({@code Coordinator#backoffBoundNs}); all 7 cases pass (selcc-to seed 2: 21 committed).</li>
  *   <li>Litmus tests MP, SB and IRIW: {@code SelccLitmusSimTest} (the GCL API of {@code selcc-2pl} and
  *       {@code sel-2pl}, 10 seeds each, monotone values so that no rounds are needed; a stale second read fails
  *       each). They run as seed loops in the test, not in {@code scythe sim --explore} (the explorer runs
