@@ -32,11 +32,11 @@ for seed in 1 2; do
     run --workload tpcc --warehouses 1 --customers 30 --items 100 --protocols "$p" --cns 1 --loops 2 --clients 8 --duration 500us --seed "$seed"
   done
 done
-# SELCC (issue 21): the GCL protocols through smallbank, and transactions through the B-link tree (136-byte lines: full leaves split)
+# SELCC (issue 21): the GCL protocols through smallbank, and transactions through the B-link tree (152-byte lines, TO's timestamps fit)
 # (--blink-txn: leaves latched through the cache, evictions, handovers; selcc-occ and selcc-to retry refused attempts).
 for seed in 1; do
   for p in ${SIM_FINGERPRINT_SELCC_PROTOCOLS-selcc-2pl selcc-occ selcc-to sel-2pl}; do
     run --workload smallbank --accounts 1000 --protocols "$p" --cns 2 --loops 2 --clients 8 --duration 300us --jitter 1us --seed "$seed"
-    run --workload blink --blink-txn 4 --records 100 --line-bytes 136 --protocols "$p" --cns 3 --loops 2 --clients 3 --duration 300us --seed "$seed"
+    run --workload blink --blink-txn 4 --records 100 --line-bytes 152 --protocols "$p" --cns 3 --loops 2 --clients 3 --duration 300us --seed "$seed"
   done
 done
