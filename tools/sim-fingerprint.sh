@@ -4,7 +4,8 @@
 # the protocols do is checked by diffing this script's output before and after (`tools/sim-fingerprint.sh > a`).
 # SIM_FINGERPRINT_ARGS is appended to every run (e.g. "--profile cx5-pcie" to fingerprint another NIC model);
 # SIM_FINGERPRINT_PROTOCOLS replaces the protocols fingerprinted (e.g. "selcc-2pl selcc-to sel-occ" for a refactor of
-# another family); SIM_FINGERPRINT_JAR runs that jar instead of ./scythe (which rebuilds with ~/.m2 when a source is
+# another family; " " fingerprints none of them); SIM_FINGERPRINT_SELCC_PROTOCOLS replaces the SELCC rows' protocols ("" skips
+# those rows); SIM_FINGERPRINT_JAR runs that jar instead of ./scythe (which rebuilds with ~/.m2 when a source is
 # newer than its jar: a worktree built offline against its own Maven repository passes cli/target/scythe.jar).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -29,5 +30,13 @@ for seed in 1 2; do
     run --workload smallbank --accounts 1000 --protocols "$p" --cns 2 --loops 2 --clients 8 --duration 300us --jitter 1us --seed "$seed"
     run --workload ycsb --records 10000 --protocols "$p" --cns 2 --loops 2 --clients 8 --duration 300us --seed "$seed"
     run --workload tpcc --warehouses 1 --customers 30 --items 100 --protocols "$p" --cns 1 --loops 2 --clients 8 --duration 500us --seed "$seed"
+  done
+done
+# SELCC (issue 21): the GCL protocols through smallbank, and transactions through the B-link tree (152-byte lines, TO's timestamps fit)
+# (--blink-txn: leaves latched through the cache, evictions, handovers; selcc-occ and selcc-to retry refused attempts).
+for seed in 1; do
+  for p in ${SIM_FINGERPRINT_SELCC_PROTOCOLS-selcc-2pl selcc-occ selcc-to sel-2pl}; do
+    run --workload smallbank --accounts 1000 --protocols "$p" --cns 2 --loops 2 --clients 8 --duration 300us --jitter 1us --seed "$seed"
+    run --workload blink --blink-txn 4 --records 100 --line-bytes 152 --protocols "$p" --cns 3 --loops 2 --clients 3 --duration 300us --seed "$seed"
   done
 done

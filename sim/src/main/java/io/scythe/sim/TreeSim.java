@@ -381,7 +381,10 @@ public final class TreeSim {
             && ((io.scythe.txn.AbortException) cause).reason() == io.scythe.txn.AbortReason.VALIDATION;
     }
 
-    /** An OCC or TO attempt refused (validation, timestamp order): counted and run again, up to a bound. */
+    /**
+     * An OCC or TO attempt refused (validation, timestamp order): counted and run again after a random back-off, up
+     * to a bound.
+     */
     private static Future<Void> retried(final BLinkTree tree, final Mode mode, final TxnRuntime runtime,
                                         final boolean writes, final boolean abort, final long[] keys, final int[] what,
                                         final java.util.SplittableRandom random, final Ledger ledger,
@@ -391,7 +394,12 @@ public final class TreeSim {
             return Future.failedFuture(new IllegalStateException("a B-link transaction was refused " + attempt
                 + " times: " + cause.getMessage()));
         }
-        return attempt(tree, mode, runtime, writes, abort, keys, what, random, ledger, attempt + 1);
+        // Backed off as the coordinator backs off an aborted attempt (Coordinator#backoffBoundNs), never at once:
+        // under TO, read-then-write transactions of one leaf retried at once refuse each other forever (each new
+        // timestamp's read raises the leaf's rts past the other's write), in a deterministic run in lockstep; selcc-to
+        // seed 2 with 8 frames (BLinkTreeSimTest) ran 5 such transactions for the whole 1 s drain, a 144 us cycle.
+        return runtime.timers().after(1 + random.nextLong(io.scythe.txn.Coordinator.backoffBoundNs(attempt)))
+            .compose(v -> attempt(tree, mode, runtime, writes, abort, keys, what, random, ledger, attempt + 1));
     }
 
     /**

@@ -31,10 +31,9 @@ import static org.assertj.core.api.Assertions.assertThat;
  * excludes writers), the writer's values must be 1, 2, 3, ... with none missing or twice, and the memory node's
  * counter after the run must be the writes completed (no lost write).
  *
- * <p>Found on the way, not fixed (package doc, issue 21's walk): on this one hot line the GCL API's waiting locks
- * starve one side for the whole 400 us run. Here the writer's one XLock is granted only as the readers stop (one
- * write a run); with two writers, or readers 6-26 us apart, the writers' case-1 handovers keep the line Modified and
- * each reader's first SLock waits to the end instead (4 reads a run).
+ * <p>Found on the way (package doc, issue 21's walk): on this one hot line the writer's one XLock was granted only as
+ * the readers stopped (one write a run); since selcc21's fairness fix 10 writes a run ({@code
+ * SelccHotLineFairnessSimTest}).
  */
 class SelccNewSharerSimTest extends SimVertxTest {
     private static final int WRITERS = 1;

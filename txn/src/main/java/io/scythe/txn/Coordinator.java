@@ -33,6 +33,18 @@ public final class Coordinator {
     public static final long MAX_BACKOFF_NS = 128_000;
     private static final long BASE_BACKOFF_NS = 1_000;
 
+    /**
+     * The bound of the random back-off after the {@code attempt}-th (1-based) aborted attempt: {@code 1 us} doubled
+     * per attempt, at most {@link #MAX_BACKOFF_NS}. The next attempt waits a uniform draw below it: aborted attempts
+     * that refused each other (timestamp order, validation) would otherwise start again in lockstep.
+     */
+    public static long backoffBoundNs(final int attempt) {
+        if (attempt < 1) {
+            throw new IllegalArgumentException("attempt " + attempt + " must be at least 1");
+        }
+        return Math.min(MAX_BACKOFF_NS, BASE_BACKOFF_NS << Math.min(attempt - 1, 20));
+    }
+
     public Coordinator(final TxnRuntime runtime, final Protocol protocol, final int maxAttempts) {
         this(runtime, protocol, maxAttempts, new JsonObject());
     }
@@ -197,7 +209,7 @@ public final class Coordinator {
                 return;
             }
             final boolean nextHint = retryPolicy.nextHint(hint, abort);
-            final long bound = Math.min(MAX_BACKOFF_NS, BASE_BACKOFF_NS << Math.min(attempt - 1, 20));
+            final long bound = backoffBoundNs(attempt);
             // The next attempt starts once the reads the aborted one left in flight are done.
             txn.quiesced().compose(q -> runtime.timers().after(random.nextLong(bound))).onComplete(w ->
                 attempt(procedure, attempt + 1, limit, nextHint, start, done));

@@ -305,7 +305,8 @@ public final class LineCache {
     private final boolean forwarding = handover && SelccModule.feature("forwarding");
     private final boolean batchedEviction = SelccModule.feature("batchedEviction");
     private final boolean dirtyBounds = SelccModule.feature("dirtyBounds");
-    private final ReaderSpin readerSpin = new ReaderSpin(SelccModule.spinNs(), SelccModule.SPIN_MIN_PRIORITY);
+    private final ReaderSpin readerSpin = new ReaderSpin(SelccModule.spinNs(), SelccModule.SPIN_MIN_PRIORITY,
+        Math.max(SelccModule.SPIN_MIN_PRIORITY, deferPriorityCap));
     private final LinkedHashMap<Line, Frame> frames = new LinkedHashMap<>(1024, 0.75f, true);
     /** Lines whose eviction (flush and release) is in flight: not cached again until it landed. */
     private final Map<Line, Future<Void>> evicting = new HashMap<>();
@@ -921,6 +922,14 @@ public final class LineCache {
                 // Pacing that as a conflict kept the next atomic back C·RTT/N_r while the line was there to take:
                 // B-link write-only θ0.99 at 8 CNs lost 11 % that way (a hot leaf handed from CN to CN).
                 Stats.count("not paced: its holder moved on");
+                // But it ages (§5.3.2: priority grows with the retries of the latch, whatever ended them). Unaged, a
+                // writer whose case 3 found new sharers each round, or a reader chasing a line that writers hand
+                // between them, started every attempt at priority 1 and starved on one hot line for a whole run
+                // (selcc21: SelccHotLineFairnessSimTest): its messages never won a handover and never set the
+                // readers' spin flag.
+                final Pace p = paces.computeIfAbsent(f.line, l -> new Pace());
+                p.failures++;
+                p.notBeforeNs = Math.max(p.notBeforeNs, runtime.timers().nowNs()); // no wait; kept a lease (sweep)
             } else if (done.cause() instanceof AbortException) {
                 final Pace p = paces.computeIfAbsent(f.line, l -> new Pace());
                 p.failures++;
@@ -1428,10 +1437,10 @@ public final class LineCache {
         }
         // Cluster nodes: a recovery told after this, or a release of its incarnation, names its sender dead.
         final Told told = told(requester, request.client());
-        if (kind == Invalidation.PEER_WR_SHARED) {
-            readerSpin.writerWaiting(line, priority, runtime.timers().nowNs());
-        }
         final Frame f = frames.get(line);
+        if (kind == Invalidation.PEER_WR_SHARED) {
+            readerSpin.writerWaiting(line, priority, runtime.timers().nowNs(), f == null ? 0 : f.atomicRttNs);
+        }
         if (f == null || f.memo == Memo.I) {
             responder.reply(Invalidation.status(Invalidation.NOT_HELD)); // invalidated or evicted already
             return;
