@@ -1845,6 +1845,20 @@ public final class Simulation {
             sim.put("not_quiescent", new JsonObject().put("transactions", busyClients).put("verbs", verbsInFlight)
                 .put("drained_ms", RunResult.round(drainedNs / 1e6, 3)).put("locks_held_by_busy_nodes",
                     left.byInFlight).put("conserved_unsettled", !conservedOk));
+            // Which records the busy transactions may be stuck on: the module's undecided state (Aurogon's pending
+            // versions), by memory node; a leaked one is what a client retrying to the end meets (issue 20).
+            final io.scythe.txn.spi.ProtocolModule module = owner();
+            if (module != null) {
+                final io.vertx.core.json.JsonArray undecided = new io.vertx.core.json.JsonArray();
+                for (int m = 0; m < memoryNodes.size() && undecided.size() < 16; m++) {
+                    for (final String d : module.unsettledDescribed(memoryNodes.get(m), 16 - undecided.size())) {
+                        undecided.add("mn" + m + " " + d);
+                    }
+                }
+                if (!undecided.isEmpty()) {
+                    sim.getJsonObject("not_quiescent").put("undecided", undecided);
+                }
+            }
         }
         if (shardMap != null) {
             long rerouted = 0;

@@ -372,6 +372,19 @@ public final class AurogonModule implements ProtocolModule {
         return service == null ? 0 : service.unsettled();
     }
 
+    /** The pending versions on {@code db} ({@link Participant#pendingDescribed}): which record a stuck run left. */
+    @Override
+    public java.util.List<String> unsettledDescribed(final io.scythe.storage.LogDb db, final int max) {
+        final ParticipantService service = ParticipantService.of(db);
+        if (service == null) {
+            return java.util.List.of();
+        }
+        return service.participant().pendingDescribed(max, id -> {
+            final io.scythe.storage.Table t = db.table(id);
+            return t == null ? "table " + id : t.schema().name();
+        });
+    }
+
     /**
      * A coordinator and a memory node dying together: recovered with 2 or more backups a partition only. With one,
      * the dead node can hold the only backup copy of a transaction whose dead coordinator's commit reached a primary

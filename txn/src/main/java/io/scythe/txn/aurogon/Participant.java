@@ -872,6 +872,26 @@ public final class Participant {
         }
     }
 
+    /**
+     * Up to {@code max} pending versions here, each as "T key K wts W (server S loop L) rts R, N waiting": which
+     * record a run left undecided (the simulator's report of a run not quiescent after its drain).
+     */
+    public List<String> pendingDescribed(final int max, final java.util.function.IntFunction<String> tableName) {
+        final List<String> out = new ArrayList<>();
+        for (final Map<Long, Record> t : tables.values()) {
+            for (final Record r : t.values()) {
+                for (final Version v : r.versions) {
+                    if (v.pending && out.size() < max) {
+                        out.add(tableName.apply(r.table) + " key " + r.key + " wts " + v.wts + " (server "
+                            + AurogonTimestamp.server(v.wts) + " loop " + AurogonTimestamp.loop(v.wts) + ") rts " + v.rts
+                            + ", " + (v.waiters == null ? 0 : v.waiters.size()) + " waiting");
+                    }
+                }
+            }
+        }
+        return out;
+    }
+
     /** Timestamps of every version pending here (tests, end-of-run checks). */
     public List<Long> pendingTimestamps() {
         final List<Long> out = new ArrayList<>();

@@ -33,7 +33,11 @@
  *       read still out when another read failed and the driver aborted, e.g. TPC-C's unused item) is refused like an
  *       insert or delete then: its early INSTALL landed after the abort's rollbacks and stayed PENDING for good
  *       ({@code #shouldSendNoWriteBufferedAfterTheAttemptAborted}; issue 20, aurogon20b: dst-to-eager's TPC-C/NP run
- *       left 4 transactions busy after the drain).</li>
+ *       left 4 transactions busy after the drain; traced by aurogon21 with the simulator's list of what a run left
+ *       pending, {@code sim.not_quiescent.undecided} ({@link io.scythe.txn.aurogon.Participant#pendingDescribed}):
+ *       NewOrder's stock writes of finished attempts, one NewOrder parked behind one of them holding its early
+ *       inserts, the other clients behind those; with the fix nothing is left pending, so no livelock there; README).
+ *       </li>
  * </ul>
  *
  * <p><b>Why not {@code io.scythe.storage.mv}'s MvTable</b>: it keeps one rts per object (so a read parked on a

@@ -329,6 +329,15 @@ public interface ProtocolModule {
     }
 
     /**
+     * Up to {@code max} of what {@link #unsettledState} counts on {@code db}, each described (table, key, timestamp):
+     * which record a run left undecided. The simulator lists them for a run not quiescent after its drain. None by
+     * default.
+     */
+    default java.util.List<String> unsettledDescribed(final io.scythe.storage.LogDb db, final int max) {
+        return java.util.List.of();
+    }
+
+    /**
      * Why a run of {@code protocol} may not have a compute node and a memory node crash in one run ({@code sim
      * --crash-cn} with {@code --crash-mn}) with {@code replicas} backups a partition, or null. Refused by default.
      */

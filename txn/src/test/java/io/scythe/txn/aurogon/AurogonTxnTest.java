@@ -756,6 +756,57 @@ class AurogonTxnTest {
     }
 
     /**
+     * §4.5's commit order (issue 20, B6: covered only through the recovery tests before): every backup holds the
+     * writes (REPLICATE answered) before any COMMIT reaches a primary. The backup's answer is held back 20 ms; all that
+     * time the version at the primary stays pending, and it is committed only after. A COMMIT sent beside the
+     * REPLICATE (or before its answer) would have committed it while the answer was held back: a coordinator dying
+     * then leaves a commit no backup can redo.
+     */
+    @Test
+    void shouldCommitAtNoPrimaryBeforeEveryBackupAnsweredItsReplicate() throws Exception {
+        final OneMemoryNode node = shared;
+        final ParticipantService service = node.services.service(ParticipantService.class);
+        final Participant participant = service.participant();
+        final Catalog catalog = withBackup();
+        final UnsafeBuffer value = new UnsafeBuffer(new byte[8]);
+        value.putLong(0, 77);
+        final List<String> seen = new ArrayList<>();
+        final String outcome = on(node, catalog, rt -> {
+            final Txn txn = AurogonModule.AUROGON_PRE.begin(rt, false);
+            return txn.read("items", 11).compose(v -> {
+                txn.write("items", 11, value, 0, 8);
+                node.server.handle(AurogonRpc.REPLICATE, (request, responder) -> {
+                    final org.agrona.DirectBuffer p = request.payload();
+                    final int at = request.payloadOffset();
+                    final byte[] part = new byte[8];
+                    p.getBytes(at + AurogonRpc.REPLICATE_HEADER_BYTES, part);
+                    final long replicated = p.getLong(at + AurogonRpc.TS_OFFSET);
+                    seen.add("replicate, pending " + pending(participant, 11));
+                    rt.timers().after(20_000_000L).onComplete(t -> {
+                        seen.add("20 ms later, pending " + pending(participant, 11));
+                        final int st = service.backups().replicate(replicated,
+                            p.getLong(at + AurogonRpc.REPLICATE_LOW_OFFSET),
+                            p.getLong(at + AurogonRpc.REPLICATE_TXN_OFFSET),
+                            p.getLong(at + AurogonRpc.REPLICATE_MASK_OFFSET),
+                            p.getInt(at + AurogonRpc.REPLICATE_EXPECTED_OFFSET),
+                            p.getInt(at + AurogonRpc.TABLE_OFFSET), p.getLong(at + AurogonRpc.KEY_OFFSET), 8, 0, part);
+                        status(responder, st);
+                    });
+                });
+                return txn.commit().transform(c -> Future.succeededFuture(c.succeeded() ? "committed"
+                    : c.cause().getClass().getSimpleName() + ": " + c.cause().getMessage()));
+            }).eventually(() -> {
+                service.register(node.server);
+                return Future.succeededFuture();
+            });
+        });
+        assertThat(outcome).isEqualTo("committed");
+        assertThat(seen).as("the primary's version stays pending until its backup answered the REPLICATE")
+            .containsExactly("replicate, pending true", "20 ms later, pending true");
+        assertThat(AurogonPromotionTest.onLoop(node, () -> pending(participant, 11))).as("committed after").isFalse();
+    }
+
+    /**
      * An abort after replicating: its DISCARD is marked at the backups before any pending version is rolled back at a
      * primary, and a backup that answers FENCED (a recovery APPLIED it there, deciding to commit: every live share
      * held after a REPLICATE's reply was lost with a memory node) leaves the primaries to that recovery's COMMITs.
