@@ -260,6 +260,14 @@ class RecoveryDutyTest {
                     }
                 }
             }));
+        // cnB's claim must survive cnB: a map entry written while partitions still migrate can die with its owner
+        // (CI 207: the owed entry was lost with cnB, owed again with claim 0, and cnC's claim was 1, not 2; the
+        // memory nodes now admit an equal claim once the old recoverer is fenced). Here the partitions settle first.
+        final long settling = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (!(hzB.getPartitionService().isClusterSafe() && hzC.getPartitionService().isClusterSafe())
+            && System.nanoTime() < settling) {
+            Thread.sleep(20);
+        }
         // cnB owns cnA's shard; it gets as far as making itself the recoverer on mn0, then fails on mn1 (over and
         // over, holding its claim) until its member dies.
         scythe.memoryNodes().get(1).nic().fence("cnB.e1");

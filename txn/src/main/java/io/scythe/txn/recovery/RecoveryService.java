@@ -241,7 +241,7 @@ public final class RecoveryService {
 
     /**
      * Fences dead {@code node} and runs {@code then} once nothing of it can land any more, if {@code client} is (or
-     * may become) its one recoverer here: the first to ask, the same again, or one with a larger claim once the
+     * may become) its one recoverer here: the first to ask, the same again, or one with a claim no smaller once the
      * previous recoverer is fenced too (then also once nothing of that one can land). Otherwise refuses.
      */
     private void fenceAndAdmit(final String node, final String client, final long claim,
@@ -250,7 +250,12 @@ public final class RecoveryService {
         Future<Void> previousGone = Future.succeededFuture();
         if (current == null || current.recoverer.equals(client)) {
             recovering.put(node, new Recovery(client, current == null ? claim : Math.max(claim, current.claim)));
-        } else if (claim > current.claim && db.nic().isFenced(current.recoverer)) {
+        } else if (claim >= current.claim && db.nic().isFenced(current.recoverer)) {
+            // An equal claim from another CN is admitted too once the current recoverer is fenced: the owed map is
+            // the claims' arbiter, and Hazelcast can lose an entry when the member owning its partition dies during a
+            // migration (CI 207: cnB's claim 1 vanished with cnB, the entry was owed again with claim 0, and cnC's
+            // claim 1 was refused for good). Only a fenced recoverer can share a claim number, so nothing of it lands.
+
             recovering.put(node, new Recovery(client, claim));
             previousGone = db.nic().fenceBarrier(current.recoverer);
         } else {
