@@ -428,7 +428,7 @@ public final class Table {
     }
 
     /** The index's memory (tests: a compute node's one-sided index WRITE, as {@code LotusTxn#writeIndexSlots}). */
-    AtomicBuffer indexMemory() {
+    public AtomicBuffer indexMemory() {
         return indexMemory;
     }
 
