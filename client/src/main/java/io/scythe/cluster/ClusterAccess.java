@@ -2,6 +2,7 @@ package io.scythe.cluster;
 
 import com.hazelcast.config.Config;
 import com.hazelcast.config.JoinConfig;
+import com.hazelcast.config.ListenerConfig;
 import com.hazelcast.config.InvalidConfigurationException;
 import com.hazelcast.config.NetworkConfig;
 import com.hazelcast.config.XmlConfigBuilder;
@@ -76,6 +77,12 @@ public record ClusterAccess(String cluster, String secret, String node, String h
      * (its pom says why); {@code LocalCluster} passes it on to the node JVMs it starts.
      */
     public static final String MAX_NO_HEARTBEAT_PROPERTY = "scythe.hazelcast.maxNoHeartbeatSeconds";
+    /**
+     * How many heartbeat timeouts ({@link #maxNoHeartbeatSeconds()}) a member's cluster may have no seed member (no
+     * configured TCP {@link #members} address) before its master looks for the seeds' cluster to merge into
+     * ({@link SeedWatchdog}).
+     */
+    public static final int SEEDLESS_HEARTBEAT_TIMEOUTS = 3;
     /** conf/cluster.xml's {@code hazelcast.max.no.heartbeat.seconds}. */
     public static final int DEFAULT_MAX_NO_HEARTBEAT_SECONDS = 3;
 
@@ -206,6 +213,9 @@ public record ClusterAccess(String cluster, String secret, String node, String h
         join.getMulticastConfig().setEnabled(false);
         join.getAutoDetectionConfig().setEnabled(false);
         join.getTcpIpConfig().setEnabled(true).setMembers(members);
+        // A side of the cluster left without any seed merges into the seeds' cluster once it finds it (SeedWatchdog).
+        hz.addListenerConfig(new ListenerConfig(new SeedWatchdog(members,
+            SEEDLESS_HEARTBEAT_TIMEOUTS * 1_000L * maxNoHeartbeatSeconds())));
         return hz;
     }
 

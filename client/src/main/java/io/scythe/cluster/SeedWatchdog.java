@@ -1,0 +1,220 @@
+package io.scythe.cluster;
+
+import com.hazelcast.cluster.Address;
+import com.hazelcast.cluster.Member;
+import com.hazelcast.core.HazelcastInstance;
+import com.hazelcast.core.HazelcastInstanceAware;
+import com.hazelcast.core.LifecycleEvent;
+import com.hazelcast.core.LifecycleListener;
+import com.hazelcast.instance.impl.HazelcastInstanceImpl;
+import com.hazelcast.instance.impl.HazelcastInstanceProxy;
+import com.hazelcast.instance.impl.Node;
+import com.hazelcast.internal.cluster.impl.AbstractJoiner;
+import com.hazelcast.internal.cluster.impl.SplitBrainJoinMessage;
+import com.hazelcast.internal.cluster.impl.SplitBrainJoinMessage.SplitBrainMergeCheckResult;
+
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Method;
+import java.net.InetSocketAddress;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.function.LongSupplier;
+import java.util.logging.Logger;
+
+/**
+ * Issue 23 §1 (residue (a) of the retention fix): a cluster side without any seed merges into the seeds' cluster.
+ *
+ * <p>Why: conf/cluster.xml keeps no removed member's address for the split-brain search (retention 0), so the seeds'
+ * master dials only the seeds, never a compute node or proxy. Hazelcast merges only the smaller side into the larger
+ * (data members; a tie goes by address), and only the smaller side's master acts: the larger side answers its search
+ * and waits to be joined ({@code ClusterJoinManager#shouldMerge}, {@code TcpIpJoiner#searchForOtherClusters} act on
+ * {@code LOCAL_NODE_SHOULD_MERGE} only). If every seed dropped out together while compute nodes and proxies
+ * outnumbered them, the restarted seeds form a smaller cluster whose master never dials the non-seeds, and the sides
+ * never merge.
+ *
+ * <p>What: every Hazelcast member built from {@link ClusterAccess#hazelcastConfig()} runs this on a thread of its own
+ * (never an event loop: the check below blocks for up to Hazelcast's split-brain connect timeout). A member whose
+ * cluster has had no seed member (a configured TCP {@code members} address) for {@link #seedlessMs} (3x the heartbeat
+ * timeout) and that is its side's master asks each seed address, as Hazelcast's own search does, whether that seed is
+ * the master of a cluster it could merge with. Where Hazelcast would have the seed's side merge into ours
+ * ({@code REMOTE_NODE_SHOULD_MERGE}: the seeds are the smaller side, so nobody ever would), it starts the merge of its
+ * own side into the seeds' cluster instead, by the same path as Hazelcast's search ({@code
+ * AbstractJoiner#startClusterMerge}: every member of this side leaves, rejoins through that seed and merges its entries
+ * by the maps' merge policies). Into the seeds', not the other way round, whatever the sizes: the seeds are the TSO
+ * and the memory nodes, whose state (timestamps, regions) the compute nodes follow. Where Hazelcast's own search
+ * decides to merge this side ({@code LOCAL_NODE_SHOULD_MERGE}) it is left to do so. The sides' sizes are Hazelcast's
+ * business; this only breaks the case where nobody would act.
+ *
+ * <p>Hazelcast offers no public API for this ({@code Cluster#changeClusterState} cannot join another cluster; a
+ * {@code LifecycleService} restart would replace the instance under Vert.x's cluster manager): the two calls are
+ * {@code AbstractJoiner}'s protected {@code sendSplitBrainJoinMessageAndCheckResponse} and {@code startClusterMerge}
+ * (5.6.0), reached by reflection and checked when this class loads ({@link #checkAvailable()}), so a Hazelcast upgrade
+ * that renames them fails every member's start with a clear error rather than silently dropping the watchdog.
+ */
+final class SeedWatchdog implements LifecycleListener, HazelcastInstanceAware {
+    private static final Logger LOG = Logger.getLogger(SeedWatchdog.class.getName());
+    /** How often the watchdog looks at the member list. */
+    static final long TICK_MS = 1_000;
+
+    private static final Method CHECK_MERGE;
+    private static final Method START_MERGE;
+    private static final String MISSING;
+
+    static {
+        Method check = null;
+        Method start = null;
+        String missing = null;
+        try {
+            check = AbstractJoiner.class.getDeclaredMethod("sendSplitBrainJoinMessageAndCheckResponse", Address.class,
+                SplitBrainJoinMessage.class);
+            start = AbstractJoiner.class.getDeclaredMethod("startClusterMerge", Address.class, int.class);
+            check.setAccessible(true);
+            start.setAccessible(true);
+        } catch (final NoSuchMethodException | RuntimeException e) {
+            missing = e.toString();
+        }
+        CHECK_MERGE = check;
+        START_MERGE = start;
+        MISSING = missing;
+    }
+
+    /** Fails unless this Hazelcast has the joiner methods the watchdog calls (Hazelcast 5.6). */
+    static void checkAvailable() {
+        if (MISSING != null) {
+            throw new IllegalStateException("this Hazelcast lacks AbstractJoiner's split-brain methods the seed "
+                + "watchdog uses (written for 5.6.0): " + MISSING);
+        }
+    }
+
+    private final List<String> seeds;
+    private final long seedlessMs;
+    private final LongSupplier clock;
+    private volatile HazelcastInstance hazelcast;
+    private volatile ScheduledExecutorService timer;
+    private long lastSeedMs;
+    private long lastAttemptMs = Long.MIN_VALUE / 2;
+    /** How many merges into a seed's cluster this watchdog started (tests). */
+    volatile int mergesStarted;
+
+    /**
+     * @param seeds      the configured TCP members, {@code host:port}
+     * @param seedlessMs how long this member's cluster may have no seed before its master looks for the seeds'
+     */
+    SeedWatchdog(final List<String> seeds, final long seedlessMs) {
+        checkAvailable();
+        this.seeds = List.copyOf(seeds);
+        this.seedlessMs = seedlessMs;
+        this.clock = () -> TimeUnit.NANOSECONDS.toMillis(System.nanoTime());
+        this.lastSeedMs = clock.getAsLong();
+    }
+
+    @Override
+    public void setHazelcastInstance(final HazelcastInstance instance) {
+        this.hazelcast = instance;
+    }
+
+    @Override
+    public synchronized void stateChanged(final LifecycleEvent event) {
+        switch (event.getState()) {
+            case STARTED -> {
+                if (timer == null) {
+                    timer = Executors.newSingleThreadScheduledExecutor(r -> {
+                        final Thread t = new Thread(r, "scythe-seed-watchdog");
+                        t.setDaemon(true);
+                        return t;
+                    });
+                    timer.scheduleWithFixedDelay(this::tick, TICK_MS, TICK_MS, TimeUnit.MILLISECONDS);
+                }
+            }
+            case SHUTTING_DOWN, SHUTDOWN -> {
+                if (timer != null) {
+                    timer.shutdownNow();
+                    timer = null;
+                }
+            }
+            default -> {
+            }
+        }
+    }
+
+    private void tick() {
+        try {
+            check();
+        } catch (final RuntimeException e) { // never let one failure end the periodic task
+            LOG.warning("seed watchdog: " + e);
+        }
+    }
+
+    private void check() {
+        final HazelcastInstance hz = hazelcast;
+        final Node node = hz == null ? null : node(hz);
+        final long now = clock.getAsLong();
+        if (node == null || !node.isRunning() || !node.getClusterService().isJoined()) {
+            lastSeedMs = now; // joining or merging: counted from when it has a cluster again
+            return;
+        }
+        final List<InetSocketAddress> seedAddresses = resolvedSeeds();
+        for (final Member m : hz.getCluster().getMembers()) {
+            if (seedAddresses.contains(m.getSocketAddress())) {
+                lastSeedMs = now;
+                return;
+            }
+        }
+        if (now - lastSeedMs < seedlessMs || !node.isMaster()
+            || now - lastAttemptMs < TimeUnit.SECONDS.toMillis(Long.parseLong(ClusterAccess.MERGE_DELAY_SECONDS))) {
+            return;
+        }
+        lastAttemptMs = now;
+        final AbstractJoiner joiner = (AbstractJoiner) node.getJoiner();
+        for (final InetSocketAddress seed : seedAddresses) {
+            final Address target = new Address(seed);
+            final SplitBrainJoinMessage ours = node.createSplitBrainJoinMessage();
+            final Object result = call(CHECK_MERGE, joiner, target, ours);
+            if (result == SplitBrainMergeCheckResult.REMOTE_NODE_SHOULD_MERGE) {
+                LOG.warning("no seed member in this cluster for " + (now - lastSeedMs) + " ms; seed " + target
+                    + " is the master of another cluster, which will not look for this one: this cluster merges "
+                    + "into it (issue 23 §1)");
+                mergesStarted++;
+                call(START_MERGE, joiner, target, ours.getMemberListVersion());
+                return;
+            }
+        }
+    }
+
+    /** The seeds' socket addresses; a name that does not resolve now (a container not up yet) is left out. */
+    private List<InetSocketAddress> resolvedSeeds() {
+        final List<InetSocketAddress> out = new ArrayList<>(seeds.size());
+        for (final String s : seeds) {
+            final int colon = s.lastIndexOf(':');
+            final InetSocketAddress a = new InetSocketAddress(s.substring(0, colon),
+                Integer.parseInt(s.substring(colon + 1)));
+            if (!a.isUnresolved()) {
+                out.add(a);
+            }
+        }
+        return out;
+    }
+
+    private static Node node(final HazelcastInstance hz) {
+        if (hz instanceof HazelcastInstanceImpl impl) {
+            return impl.node;
+        }
+        if (hz instanceof HazelcastInstanceProxy proxy) {
+            return proxy.getOriginal().node;
+        }
+        return null;
+    }
+
+    private static Object call(final Method method, final Object target, final Object... args) {
+        try {
+            return method.invoke(target, args);
+        } catch (final IllegalAccessException e) {
+            throw new IllegalStateException(e);
+        } catch (final InvocationTargetException e) {
+            throw e.getCause() instanceof RuntimeException r ? r : new IllegalStateException(e.getCause());
+        }
+    }
+}
