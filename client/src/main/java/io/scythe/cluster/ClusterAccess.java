@@ -25,6 +25,7 @@ import javax.crypto.Mac;
 import javax.crypto.spec.SecretKeySpec;
 import java.io.IOException;
 import java.io.InputStream;
+import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -217,6 +218,21 @@ public record ClusterAccess(String cluster, String secret, String node, String h
         hz.addListenerConfig(new ListenerConfig(new SeedWatchdog(members,
             SEEDLESS_HEARTBEAT_TIMEOUTS * 1_000L * maxNoHeartbeatSeconds())));
         return hz;
+    }
+
+    /**
+     * Whether this process's own Hazelcast address ({@link #host}:{@link #hazelcastPort}) is one of the {@link #members}
+     * it joins by: a seed. Names are resolved; one that does not resolve now is compared as written.
+     */
+    public boolean isSeed() {
+        final InetSocketAddress self = memberAddress(host + ":" + hazelcastPort);
+        return members.stream().map(ClusterAccess::memberAddress).anyMatch(self::equals);
+    }
+
+    /** {@code host:port} (checked by the constructor) as a socket address, resolved when it can be. */
+    static InetSocketAddress memberAddress(final String member) {
+        final int colon = member.lastIndexOf(':');
+        return new InetSocketAddress(member.substring(0, colon), Integer.parseInt(member.substring(colon + 1)));
     }
 
     /** Vert.x's options: {@link #loops} event loops, the event bus on {@link #host} (mutual TLS with a key store). */

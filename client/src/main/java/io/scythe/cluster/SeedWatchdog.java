@@ -188,9 +188,7 @@ final class SeedWatchdog implements LifecycleListener, HazelcastInstanceAware {
     private List<InetSocketAddress> resolvedSeeds() {
         final List<InetSocketAddress> out = new ArrayList<>(seeds.size());
         for (final String s : seeds) {
-            final int colon = s.lastIndexOf(':');
-            final InetSocketAddress a = new InetSocketAddress(s.substring(0, colon),
-                Integer.parseInt(s.substring(colon + 1)));
+            final InetSocketAddress a = ClusterAccess.memberAddress(s);
             if (!a.isUnresolved()) {
                 out.add(a);
             }
