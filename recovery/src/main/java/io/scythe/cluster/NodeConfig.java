@@ -242,7 +242,7 @@ public record NodeConfig(String cluster, String secret, String node, String host
      * Refuses a compute node or TSO proxy whose own Hazelcast address is in {@link #members}: that list is the seeds
      * only (TSO, memory nodes). Every member's split-brain search dials it (every 5 s), and a dial to a paused process
      * wedges a Hazelcast output I/O thread (issue 23 §1, PausedPeerIoSpinTest, UPSTREAM.md); a compute node is paused
-     * and fenced as a matter of course (chaos), and the cluster's seed watchdog ({@code SeedWatchdog}) counts any
+     * and fenced as a matter of course (chaos), and the cluster's seed watchdog ({@code MemberWatchdog}) counts any
      * listed member as a seed.
      *
      * @throws IllegalArgumentException naming the node, its address and the list

@@ -23,7 +23,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * Scythe process builds its own ({@link ClusterAccess#hazelcastConfig()}): one seed (as the TSO), two non-seeds (as
  * compute nodes) joining by it.
  */
-class SeedWatchdogTest {
+class MemberWatchdogTest {
     private static final String SECRET = "sixteen-chars-or-more";
     private static final AtomicInteger CLUSTERS = new AtomicInteger();
 
@@ -53,9 +53,9 @@ class SeedWatchdogTest {
         return hz;
     }
 
-    private static SeedWatchdog watchdog(final Config config) {
+    private static MemberWatchdog watchdog(final Config config) {
         return config.getListenerConfigs().stream().map(ListenerConfig::getImplementation)
-            .filter(SeedWatchdog.class::isInstance).map(SeedWatchdog.class::cast).findFirst().orElseThrow();
+            .filter(MemberWatchdog.class::isInstance).map(MemberWatchdog.class::cast).findFirst().orElseThrow();
     }
 
     private static void awaitSize(final HazelcastInstance hz, final int size, final long ms)

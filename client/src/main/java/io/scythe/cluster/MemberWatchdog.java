@@ -12,6 +12,10 @@ import com.hazelcast.instance.impl.Node;
 import com.hazelcast.internal.cluster.impl.AbstractJoiner;
 import com.hazelcast.internal.cluster.impl.SplitBrainJoinMessage;
 import com.hazelcast.internal.cluster.impl.SplitBrainJoinMessage.SplitBrainMergeCheckResult;
+import com.hazelcast.instance.EndpointQualifier;
+import com.hazelcast.internal.server.ServerConnection;
+import com.hazelcast.internal.server.ServerConnectionManager;
+import com.hazelcast.internal.server.tcp.TcpServerConnection;
 
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Method;
@@ -21,11 +25,14 @@ import java.util.List;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.LongSupplier;
 import java.util.logging.Logger;
 
 /**
- * Issue 23 §1 (residue (a) of the retention fix): a cluster side without any seed merges into the seeds' cluster.
+ * Two watchdogs over this process's Hazelcast member, for the residues of issue 23 §1's retention fix, each on a thread
+ * of this class (never an event loop): (b) a member connection stuck in the protocol handshake (a paused peer) is
+ * closed ({@link #closeStuckHandshakes()}); (a) a cluster side without any seed merges into the seeds' cluster:
  *
  * <p>Why: conf/cluster.xml keeps no removed member's address for the split-brain search (retention 0), so the seeds'
  * master dials only the seeds, never a compute node or proxy. Hazelcast merges only the smaller side into the larger
@@ -54,10 +61,12 @@ import java.util.logging.Logger;
  * (5.6.0), reached by reflection and checked when this class loads ({@link #checkAvailable()}), so a Hazelcast upgrade
  * that renames them fails every member's start with a clear error rather than silently dropping the watchdog.
  */
-final class SeedWatchdog implements LifecycleListener, HazelcastInstanceAware {
-    private static final Logger LOG = Logger.getLogger(SeedWatchdog.class.getName());
+final class MemberWatchdog implements LifecycleListener, HazelcastInstanceAware {
+    private static final Logger LOG = Logger.getLogger(MemberWatchdog.class.getName());
     /** How often the watchdog looks at the member list. */
     static final long TICK_MS = 1_000;
+    /** How often it looks for member connections stuck in the protocol handshake. */
+    static final long HANDSHAKE_TICK_MS = 100;
 
     private static final Method CHECK_MERGE;
     private static final Method START_MERGE;
@@ -91,6 +100,7 @@ final class SeedWatchdog implements LifecycleListener, HazelcastInstanceAware {
 
     private final List<String> seeds;
     private final long seedlessMs;
+    private final long handshakeMs;
     private final LongSupplier clock;
     private volatile HazelcastInstance hazelcast;
     private volatile ScheduledExecutorService timer;
@@ -98,15 +108,20 @@ final class SeedWatchdog implements LifecycleListener, HazelcastInstanceAware {
     private long lastAttemptMs = Long.MIN_VALUE / 2;
     /** How many merges into a seed's cluster this watchdog started (tests). */
     volatile int mergesStarted;
+    /** How many connections stuck in the handshake it closed (tests). */
+    final AtomicInteger handshakesClosed = new AtomicInteger();
 
     /**
-     * @param seeds      the configured TCP members, {@code host:port}
-     * @param seedlessMs how long this member's cluster may have no seed before its master looks for the seeds'
+     * @param seeds       the configured TCP members, {@code host:port}
+     * @param seedlessMs  how long this member's cluster may have no seed before its master looks for the seeds'
+     * @param handshakeMs how long a member connection this member opened may go without a byte from the peer before
+     *                    it is closed
      */
-    SeedWatchdog(final List<String> seeds, final long seedlessMs) {
+    MemberWatchdog(final List<String> seeds, final long seedlessMs, final long handshakeMs) {
         checkAvailable();
         this.seeds = List.copyOf(seeds);
         this.seedlessMs = seedlessMs;
+        this.handshakeMs = handshakeMs;
         this.clock = () -> TimeUnit.NANOSECONDS.toMillis(System.nanoTime());
         this.lastSeedMs = clock.getAsLong();
     }
@@ -121,12 +136,16 @@ final class SeedWatchdog implements LifecycleListener, HazelcastInstanceAware {
         switch (event.getState()) {
             case STARTED -> {
                 if (timer == null) {
-                    timer = Executors.newSingleThreadScheduledExecutor(r -> {
-                        final Thread t = new Thread(r, "scythe-seed-watchdog");
+                    // Two threads: a merge check blocks for seconds (a dial), the handshake check must not wait on it.
+                    timer = Executors.newScheduledThreadPool(2, r -> {
+                        final Thread t = new Thread(r, "scythe-member-watchdog");
                         t.setDaemon(true);
                         return t;
                     });
-                    timer.scheduleWithFixedDelay(this::tick, TICK_MS, TICK_MS, TimeUnit.MILLISECONDS);
+                    timer.scheduleWithFixedDelay(() -> guarded(this::checkSeeds), TICK_MS, TICK_MS,
+                        TimeUnit.MILLISECONDS);
+                    timer.scheduleWithFixedDelay(() -> guarded(this::closeStuckHandshakes), HANDSHAKE_TICK_MS,
+                        HANDSHAKE_TICK_MS, TimeUnit.MILLISECONDS);
                 }
             }
             case SHUTTING_DOWN, SHUTDOWN -> {
@@ -140,15 +159,46 @@ final class SeedWatchdog implements LifecycleListener, HazelcastInstanceAware {
         }
     }
 
-    private void tick() {
+    private static void guarded(final Runnable check) {
         try {
-            check();
+            check.run();
         } catch (final RuntimeException e) { // never let one failure end the periodic task
-            LOG.warning("seed watchdog: " + e);
+            LOG.warning("member watchdog: " + e);
         }
     }
 
-    private void check() {
+    /**
+     * Closes every member connection this member opened whose peer has sent nothing (not even Hazelcast's protocol
+     * bytes) for {@link #handshakeMs}: a paused process (SIGSTOP: its kernel accepts, nobody reads). While such a
+     * connection lives, its outbound pipeline (SingleProtocolEncoder BLOCKED on the peer's protocol bytes) is put back
+     * on its output I/O thread's task queue again and again, the thread never returns to select() and every other
+     * connection it serves starves (UPSTREAM.md). Closing it ends that; Hazelcast dials again when it needs to (the
+     * split-brain search, every 5 s, dials a paused seed), so the spin is cut to about {@link #handshakeMs} in every
+     * 5 s, not ended (issue 23 §1 residue (b); PausedPeerIoSpinTest#measureAPausedSeed).
+     */
+    private void closeStuckHandshakes() {
+        final HazelcastInstance hz = hazelcast;
+        final Node node = hz == null ? null : node(hz);
+        if (node == null || !node.isRunning()) {
+            return;
+        }
+        final ServerConnectionManager manager = node.getServer().getConnectionManager(EndpointQualifier.MEMBER);
+        if (manager == null) {
+            return;
+        }
+        final long now = System.currentTimeMillis(); // as TcpServerConnection's start time
+        for (final ServerConnection connection : manager.getConnections()) {
+            if (connection instanceof TcpServerConnection c && c.isAlive() && !c.isAcceptorSide()
+                && c.lastReadTimeMillis() < 0 && now - c.getStartTime() > handshakeMs) {
+                handshakesClosed.incrementAndGet();
+                LOG.warning("closing member connection to " + c.getRemoteSocketAddress() + ": nothing from the peer in "
+                    + (now - c.getStartTime()) + " ms (paused? issue 23 §1)");
+                c.close("no protocol bytes from the peer in " + handshakeMs + " ms", null);
+            }
+        }
+    }
+
+    private void checkSeeds() {
         final HazelcastInstance hz = hazelcast;
         final Node node = hz == null ? null : node(hz);
         final long now = clock.getAsLong();
