@@ -30,8 +30,8 @@ import java.util.function.LongSupplier;
 import java.util.logging.Logger;
 
 /**
- * Two watchdogs over this process's Hazelcast member, for the residues of issue 23 §1's retention fix, each on a thread
- * of this class (never an event loop): (b) a member connection stuck in the protocol handshake (a paused peer) is
+ * Two watchdogs over this process's Hazelcast member, for the residues of issue 23 §1's retention fix, each on a
+ * thread of this class (never an event loop): (b) a member connection stuck in the protocol handshake (a paused peer) is
  * closed ({@link #closeStuckHandshakes()}); (a) a cluster side without any seed merges into the seeds' cluster:
  *
  * <p>Why: conf/cluster.xml keeps no removed member's address for the split-brain search (retention 0), so the seeds'
@@ -54,6 +54,21 @@ import java.util.logging.Logger;
  * and the memory nodes, whose state (timestamps, regions) the compute nodes follow. Where Hazelcast's own search
  * decides to merge this side ({@code LOCAL_NODE_SHOULD_MERGE}) it is left to do so. The sides' sizes are Hazelcast's
  * business; this only breaks the case where nobody would act.
+ *
+ * <p>What a merge costs (review stop58 #1): every member of the merging side fires MERGING, leaves and rejoins, so
+ * each compute node there gives up its lease ({@code ScytheNode#watchMembers}: "split from the cluster and is merging
+ * back") and restarts under a new epoch, as after any merge of its side; the side's map entries are offered to the
+ * seeds' cluster under each map's merge policy, so for put-if-absent maps the restarted seeds' entries win. That is the
+ * intent: the seeds did restart, and their state is what the CNs must follow. Untested at node level (only with bare
+ * Hazelcast members, MemberWatchdogTest). Client-library members ({@code ScytheClient}, lite members) run the watchdog
+ * too: a client is a non-seed and may, as its side's master, start the merge (review #5). Not checked (Hazelcast's
+ * own search checks it, the method is package-private): {@code ClusterJoinManager#isJoinInProgress}.
+ *
+ * <p>Seeds are compared by resolved socket address (review #4): a seed configured by a name that does not resolve
+ * (a container not up yet) is left out until it does, and a seed whose configured name resolves to another address
+ * than its Hazelcast member address is never seen as a seed (its side would look seedless and, after 3 heartbeat
+ * timeouts, ask the seeds to merge: harmless where it finds no other cluster). Configure seeds by the address they
+ * bind.
  *
  * <p>Hazelcast offers no public API for this ({@code Cluster#changeClusterState} cannot join another cluster; a
  * {@code LifecycleService} restart would replace the instance under Vert.x's cluster manager): the two calls are
@@ -168,13 +183,15 @@ final class MemberWatchdog implements LifecycleListener, HazelcastInstanceAware 
     }
 
     /**
-     * Closes every member connection this member opened whose peer has sent nothing (not even Hazelcast's protocol
-     * bytes) for {@link #handshakeMs}: a paused process (SIGSTOP: its kernel accepts, nobody reads). While such a
+     * Closes every member connection this joined member opened to an address that is not a current member and whose
+     * peer has sent nothing (not even Hazelcast's protocol bytes) for {@link #handshakeMs}: a paused process (SIGSTOP:
+     * its kernel accepts, nobody reads). While such a
      * connection lives, its outbound pipeline (SingleProtocolEncoder BLOCKED on the peer's protocol bytes) is put back
      * on its output I/O thread's task queue again and again, the thread never returns to select() and every other
      * connection it serves starves (UPSTREAM.md). Closing it ends that; Hazelcast dials again when it needs to (the
      * split-brain search, every 5 s, dials a paused seed), so the spin is cut to about {@link #handshakeMs} in every
-     * 5 s, not ended (issue 23 §1 residue (b); PausedPeerIoSpinTest#measureAPausedSeed).
+     * 5 s, not ended (issue 23 §1 residue (b);
+     * PausedPeerIoSpinTest#shouldCloseAConnectionToAPausedSeedStuckInTheHandshake).
      */
     private void closeStuckHandshakes() {
         final HazelcastInstance hz = hazelcast;
@@ -186,10 +203,18 @@ final class MemberWatchdog implements LifecycleListener, HazelcastInstanceAware 
         if (manager == null) {
             return;
         }
-        final long now = System.currentTimeMillis(); // as TcpServerConnection's start time
+        if (!node.getClusterService().isJoined()) {
+            return; // a join's dials are left alone
+        }
+        // Wall clock, as TcpServerConnection's start time: a clock step can close a young connection early (it is
+        // dialled again) or keep a stuck one longer (review stop58 #9).
+        final long now = System.currentTimeMillis();
         for (final ServerConnection connection : manager.getConnections()) {
+            // Only dials to an address that is not a current member (the split-brain search's, to a removed seed):
+            // a reconnect to a live member that is slow to answer at load is left alone (review stop58 #7).
             if (connection instanceof TcpServerConnection c && c.isAlive() && !c.isAcceptorSide()
-                && c.lastReadTimeMillis() < 0 && now - c.getStartTime() > handshakeMs) {
+                && c.lastReadTimeMillis() < 0 && now - c.getStartTime() > handshakeMs
+                && (c.getRemoteAddress() == null || node.getClusterService().getMember(c.getRemoteAddress()) == null)) {
                 handshakesClosed.incrementAndGet();
                 LOG.warning("closing member connection to " + c.getRemoteSocketAddress() + ": nothing from the peer in "
                     + (now - c.getStartTime()) + " ms (paused? issue 23 §1)");
@@ -217,20 +242,34 @@ final class MemberWatchdog implements LifecycleListener, HazelcastInstanceAware 
             || now - lastAttemptMs < TimeUnit.SECONDS.toMillis(Long.parseLong(ClusterAccess.MERGE_DELAY_SECONDS))) {
             return;
         }
+        if (!hz.getCluster().getClusterState().isJoinAllowed()) {
+            return; // frozen or passive: a merge (Hazelcast's own, say) or a shutdown is under way
+        }
         lastAttemptMs = now;
         final AbstractJoiner joiner = (AbstractJoiner) node.getJoiner();
+        // Every seed is asked first (review stop58 #2): where one answers that this side should merge into it,
+        // Hazelcast's own search will do so (toward that seed); only where none does, and one would have to merge into
+        // this side (which it never will), does this side merge into that one.
+        Address target = null;
+        int version = 0;
         for (final InetSocketAddress seed : seedAddresses) {
-            final Address target = new Address(seed);
             final SplitBrainJoinMessage ours = node.createSplitBrainJoinMessage();
-            final Object result = call(CHECK_MERGE, joiner, target, ours);
-            if (result == SplitBrainMergeCheckResult.REMOTE_NODE_SHOULD_MERGE) {
-                LOG.warning("no seed member in this cluster for " + (now - lastSeedMs) + " ms; seed " + target
-                    + " is the master of another cluster, which will not look for this one: this cluster merges "
-                    + "into it (issue 23 §1)");
-                mergesStarted++;
-                call(START_MERGE, joiner, target, ours.getMemberListVersion());
+            final Object result = call(CHECK_MERGE, joiner, new Address(seed), ours);
+            if (result == SplitBrainMergeCheckResult.LOCAL_NODE_SHOULD_MERGE) {
                 return;
             }
+            if (result == SplitBrainMergeCheckResult.REMOTE_NODE_SHOULD_MERGE && target == null) {
+                target = new Address(seed);
+                version = ours.getMemberListVersion();
+            }
+        }
+        if (target != null) {
+            LOG.warning("no seed member in this cluster for " + (now - lastSeedMs) + " ms; seed " + target
+                + " is the master of another cluster, which will not look for this one: this cluster merges into it "
+                + "(issue 23 §1; every member of this side leaves and rejoins through it: a CN gives up its lease and "
+                + "restarts)");
+            mergesStarted++;
+            call(START_MERGE, joiner, target, version);
         }
     }
 

@@ -109,7 +109,7 @@ class MemberWatchdogTest {
         awaitSize(split.cn0(), 3, 30_000);
         awaitSize(split.cn1(), 3, 30_000);
         assertThat(watchdog(split.cn0Config()).mergesStarted + watchdog(split.cn1Config()).mergesStarted)
-            .as("merges started by the compute nodes' watchdogs").isEqualTo(1);
+            .as("merges started by the compute nodes' watchdogs").isPositive(); // a try can fail while partitions move
         // The merge's map entries are sent once the members have joined: allowed a few seconds more.
         final long deadline = System.nanoTime() + 20_000_000_000L;
         while (split.seed().getMap("seedless").get("k") == null && System.nanoTime() < deadline) {

@@ -195,7 +195,11 @@ class PausedPeerIoSpinTest {
         assertThat(watchdogs).hasSize(2);
         assertThat(watchdogs.stream().mapToInt(w -> w.handshakesClosed.get()).sum()).as("connections closed")
             .isPositive();
-        assertThat(cpuMs).isLessThan(1_500);
+        // Each dial now spins at most ~1.1 s (timeout + the 100 ms check), 2-3 dials in the window: < 3.5 s even where
+        // the spin gets a whole core (a quiet machine; without the watchdog it then spins from the first dial to the
+        // end of the window, ~10 s). At load the spin gets a fraction of a core, so the bound does not separate the
+        // two there: the closes counted above do (review stop58 #8).
+        assertThat(cpuMs).isLessThan(5_000);
     }
 
     /** As {@link #shouldCloseAConnectionToAPausedSeedStuckInTheHandshake}, without {@link MemberWatchdog} (on request). */
