@@ -251,6 +251,7 @@ public final class LocalCluster implements AutoCloseable {
                 : n.startsWith("proxy") ? NodeRole.PROXY : NodeRole.CN;
             final JsonObject config = base.copy().put("node", n).put("hazelcastPort", hazelcastPorts.get(n))
                 .put("eventBusPort", freePort()).put("httpPort", freePort());
+            NodeConfig.of(config).checkSeedRole(role); // the list above names no CN or proxy: a clear error if it did
             final Path file = dir.resolve("node-" + n + ".json");
             Files.writeString(file, config.encodePrettily(), StandardCharsets.UTF_8);
             nodes.put(n, new Node(n, role, file, dir.resolve("node-" + n + ".log"), config));

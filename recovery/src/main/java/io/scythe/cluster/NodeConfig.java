@@ -238,6 +238,24 @@ public record NodeConfig(String cluster, String secret, String node, String host
         return new FabricLease.Options(leaseRenewMs, leaseMs, leaseGraceMs);
     }
 
+    /**
+     * Refuses a compute node or TSO proxy whose own Hazelcast address is in {@link #members}: that list is the seeds
+     * only (TSO, memory nodes). Every member's split-brain search dials it (every 5 s), and a dial to a paused process
+     * wedges a Hazelcast output I/O thread (issue 23 §1, PausedPeerIoSpinTest, UPSTREAM.md); a compute node is paused
+     * and fenced as a matter of course (chaos), and the cluster's seed watchdog ({@code MemberWatchdog}) counts any
+     * listed member as a seed.
+     *
+     * @throws IllegalArgumentException naming the node, its address and the list
+     */
+    public void checkSeedRole(final NodeRole role) {
+        if ((role == NodeRole.CN || role == NodeRole.PROXY) && access().isSeed()) {
+            throw new IllegalArgumentException((role == NodeRole.CN ? "compute node " : "TSO proxy ") + node
+                + ": its Hazelcast address " + host + ":" + hazelcastPort + " is in members " + members
+                + "; members lists the seeds only (the TSO and the memory nodes), never a compute node or TSO proxy "
+                + "(a paused one would wedge the other members' split-brain search: README, issue 23 §1)");
+        }
+    }
+
     /** What this node joins the cluster's Vert.x cluster with (its name, address, ports, members, key store). */
     public ClusterAccess access() {
         return new ClusterAccess(cluster, secret, node, host, hazelcastPort, members, eventBusPort, loops,

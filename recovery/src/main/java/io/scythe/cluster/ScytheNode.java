@@ -240,6 +240,7 @@ public final class ScytheNode implements AutoCloseable {
      */
     public static ScytheNode start(final NodeConfig config, final NodeRole role, final Runnable onLeaseLost)
         throws Exception {
+        config.checkSeedRole(role);
         final NodeWorkload workload = NodeWorkload.of(config.workload());
         final ScytheNode node = new ScytheNode(config, role, workload, onLeaseLost);
         try {

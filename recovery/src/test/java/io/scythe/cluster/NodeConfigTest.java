@@ -241,4 +241,50 @@ class NodeConfigTest {
             vertx.close().await(10, TimeUnit.SECONDS);
         }
     }
+
+    /**
+     * Issue 23 §1: a compute node or TSO proxy whose own Hazelcast address is in {@code members} is refused at start
+     * (the default config, 127.0.0.1:5701 joining 127.0.0.1:5701, is a seed's); the TSO and memory nodes are seeds.
+     */
+    @Test
+    void shouldRefuseAComputeNodeOrProxyListedInMembers() {
+        final NodeConfig listed = NodeConfig.of(valid().put("hazelcastPort", 5702)
+            .put("members", new JsonArray().add("127.0.0.1:5701").add("localhost:5702")));
+        assertThatThrownBy(() -> listed.checkSeedRole(NodeRole.CN)).isInstanceOf(IllegalArgumentException.class)
+            .hasMessageContaining("compute node cn0").hasMessageContaining("127.0.0.1:5702 is in members")
+            .hasMessageContaining("seeds only");
+        assertThatThrownBy(() -> listed.checkSeedRole(NodeRole.PROXY)).hasMessageContaining("TSO proxy cn0");
+        listed.checkSeedRole(NodeRole.MN);
+        listed.checkSeedRole(NodeRole.TSO);
+        final NodeConfig notListed = NodeConfig.of(valid().put("hazelcastPort", 5703)
+            .put("members", new JsonArray().add("127.0.0.1:5701").add("localhost:5702")));
+        notListed.checkSeedRole(NodeRole.CN);
+        notListed.checkSeedRole(NodeRole.PROXY);
+    }
+
+    /** docker/compose.yaml: every container's role against the one node config; CNs and the proxy are no seeds. */
+    @Test
+    void shouldListOnlyTheComposeFilesSeedsInMembers() throws Exception {
+        final String compose = java.nio.file.Files.readString(Path.of("../docker/compose.yaml"));
+        final java.util.regex.Matcher service = java.util.regex.Pattern.compile(
+            "\\[\"node\", \"--role\", \"([a-z]+)\".*\\n.*SCYTHE_NODE: ([a-z0-9]+), SCYTHE_HOST: ([0-9.]+)")
+            .matcher(compose);
+        final Vertx vertx = Vertx.vertx();
+        try {
+            final JsonObject json = ConfigFiles.read(vertx, Path.of("../docker/conf/cluster.yaml"))
+                .await(30, TimeUnit.SECONDS);
+            json.remove("eventBusKeyStore");
+            final Map<String, Boolean> seeds = new java.util.TreeMap<>();
+            while (service.find()) {
+                final NodeConfig config = NodeConfig.of(json.copy().put("node", service.group(2))
+                    .put("host", service.group(3)).put("secret", "from SCYTHE_SECRET, 16+ chars"));
+                config.checkSeedRole(NodeRole.of(service.group(1)));
+                seeds.put(service.group(2), config.access().isSeed());
+            }
+            assertThat(seeds).containsExactlyEntriesOf(new java.util.TreeMap<>(Map.of("tso", true, "mn0", true,
+                "mn1", true, "proxy1", false, "cn0", false, "cn1", false, "cn2", false)));
+        } finally {
+            vertx.close().await(10, TimeUnit.SECONDS);
+        }
+    }
 }
