@@ -597,8 +597,8 @@ public final class ScytheNode implements AutoCloseable {
      * nothing. What is left is a commit of the dead CN that read the dead primary at a timestamp above every live CN's
      * clock: the floor is also above the clock bound each CN that is down published ({@link
      * MemoryNodeFailover#downClocks}: it committed nothing above it; MVCC's clock bound, SUNDIAL's bound on its logical
-     * commit timestamps, issue 18), and one down that published none (it never served) is waited for until it is
-     * back. Polls every
+     * commit timestamps, issue 18); one down with no bound and no record that it may serve never served, and one
+     * that may have served whose bound is missing is waited for until it is back. Polls every
      * {@value #SETTLE_POLL_MS} ms like {@link #promoteWhenDrained}, never gives up; a failed step is tried again.
      */
     private void settleCopiesWhenSettled(final io.scythe.txn.MemoryNodeConfiguration c, final Set<Integer> partitions,
@@ -631,13 +631,14 @@ public final class ScytheNode implements AutoCloseable {
                 // a timestamp above every live clock would go unfloored (a read-only commit logs nothing recovery
                 // could add; review of issue 18, R1). So the floor is also above the last clock bound each such node
                 // published (MemoryNodeFailover#CLOCK_BOUNDS: it committed no timestamp above it,
-                // RccTsTxn#commitInStages; MVCC's and SUNDIAL's alike). One that published none (it died before its
-                // loops served: the first bound is published before) holds the copies, unavailable and said so every
-                // 5 s, until it is back (TODO rcc-unbounded-cn, MemoryNodeFailover#downClocks).
+                // RccTsTxn#commitInStages; MVCC's and SUNDIAL's alike). One with no bound and no record that it may
+                // serve (MemoryNodeFailover#SERVING, written before its first bound) never served: nothing to floor.
+                // One that may have served but whose bound is missing (lost) holds the copies, unavailable and said
+                // so every 5 s, until it is back (MemoryNodeFailover#downClocks).
                 final MemoryNodeFailover.DownClocks down = failover.downClocks();
                 if (down.waitsFor() != null) {
-                    return (Object) ("compute nodes " + down.waitsFor() + " to come back (down, and published no "
-                        + "clock bound to floor above)");
+                    return (Object) ("compute nodes " + down.waitsFor() + " to come back (down, may have served, and "
+                        + "their clock bound is missing)");
                 }
                 downFloored[0] = down.down().isEmpty() ? "" : "; compute nodes " + down.down() + " down, their "
                     + "published clock bound " + down.bound();
@@ -951,6 +952,9 @@ public final class ScytheNode implements AutoCloseable {
         // System.nanoTime: the clock of every loop's bridge on a cluster node (BridgeVerticle's SystemNanoClock).
         final io.scythe.txn.spi.ClockBound clockBound = boundModule.clockBound(protocol, System::nanoTime);
         if (clockBound != null) {
+            // First the positive record that this incarnation may serve, then its first bound, then the loops: a node
+            // down with neither record never served (rcc-unbounded-cn, MemoryNodeFailover#SERVING).
+            failover.mayServe(config.node(), epoch);
             clockBound.published(failover.publishClockBound(config.node(), clockBound.nextBound()));
         }
         // Transaction ids: epoch in bits 48-63, this CN's cluster-unique slot in bits 32-39, the loop in 40-47.
