@@ -208,6 +208,12 @@ public final class ScytheNode implements AutoCloseable {
      * bound only when it jumped (a larger remote timestamp seen).
      */
     private static final long CLOCK_BOUND_PUBLISH_MS = 250;
+    /**
+     * How long one publication of the clock bound may take before it is given up and a fresh one started
+     * ({@link ClockBoundPublisher}): under the bound's 5 s lead, so a call hung on a stalled partition leaves time
+     * for another before the loops' clocks reach the bound.
+     */
+    private static final long CLOCK_BOUND_CALL_MS = 2_000;
     /** A CN's catalog, which each new memory-node configuration reconfigures. */
     private Catalog catalog;
     private LogDb memoryDb;
@@ -515,38 +521,22 @@ public final class ScytheNode implements AutoCloseable {
     /**
      * Publishes {@code bound}'s next value every {@value #CLOCK_BOUND_PUBLISH_MS} ms on a worker (one at a time), and
      * tells the loops only once it is durable ({@link MemoryNodeFailover#publishClockBound}); stops when this node
-     * lost its lease. A publication that fails is said (at most every 5 s) and tried again: meanwhile the loops commit
+     * lost its lease. A publication that fails, or does not answer within {@value #CLOCK_BOUND_CALL_MS} ms (a Hazelcast
+     * stall), is said (at most every 5 s) and tried again ({@link ClockBoundPublisher}): meanwhile the loops commit
      * nothing above the last bound published (those commits abort and are retried).
      */
     private void publishClockBounds(final io.scythe.txn.spi.ClockBound bound) {
-        final java.util.concurrent.atomic.AtomicBoolean publishing = new java.util.concurrent.atomic.AtomicBoolean();
-        final java.util.concurrent.atomic.AtomicLong lastSaidNs = new java.util.concurrent.atomic.AtomicLong(
-            System.nanoTime() - TimeUnit.SECONDS.toNanos(5));
-        final Runnable publish = () -> {
-            if (leaseLost || !publishing.compareAndSet(false, true)) {
-                return;
-            }
-            final long next = bound.nextBound();
-            vertx.executeBlocking(() -> failover.publishClockBound(config.node(), next), false).onComplete(ar -> {
-                publishing.set(false);
-                if (ar.succeeded()) {
-                    bound.published(ar.result());
-                } else if (System.nanoTime() - lastSaidNs.get() > TimeUnit.SECONDS.toNanos(5)) {
-                    lastSaidNs.set(System.nanoTime());
-                    log("clock bound " + next + " not published (commits above " + bound.published()
-                        + " wait): " + ar.cause());
-                }
-            });
-        };
+        final ClockBoundPublisher publisher = new ClockBoundPublisher(vertx, bound,
+            next -> failover.publishClockBound(config.node(), next), CLOCK_BOUND_CALL_MS, () -> leaseLost, this::log);
         // A loop refused a commit above the bound (stop 56 review, 13): published now, not at the next period, so the
         // attempts retried meanwhile (after a settling's floor, every commit on the floored tables) are few.
-        bound.onWant(() -> vertx.runOnContext(v -> publish.run()));
+        bound.onWant(() -> vertx.runOnContext(v -> publisher.publish()));
         vertx.setPeriodic(CLOCK_BOUND_PUBLISH_MS, t -> {
             if (leaseLost) {
                 vertx.cancelTimer(t);
                 return;
             }
-            publish.run();
+            publisher.publish();
         });
     }
 
