@@ -387,8 +387,18 @@ final class MemoryNodeFailover {
      * @return the bound the map holds for {@code cn} now
      */
     long publishClockBound(final String cn, final long bound) {
+        // Not MapLockStep#raise: this returns the value it read, with no second read that could find none (review
+        // of rcc20, #3).
         final com.hazelcast.map.IMap<String, Long> bounds = hazelcast.getMap(CLOCK_BOUNDS);
-        return MapLockStep.raise(bounds, cn, bound) ? bound : bounds.get(cn);
+        while (true) {
+            final Long before = bounds.get(cn);
+            if (before != null && before >= bound) {
+                return before;
+            }
+            if (before == null ? bounds.putIfAbsent(cn, bound) == null : bounds.replace(cn, before, bound)) {
+                return bound;
+            }
+        }
     }
 
     /**
@@ -396,14 +406,17 @@ final class MemoryNodeFailover {
      * its latest incarnation that may serve RCC transactions. A positive record, written before the node's first
      * clock bound ({@link #mayServe}), so a compute node down with neither this entry nor a bound
      * ({@link #CLOCK_BOUNDS}) provably never served: the settling need not wait for it ({@link #downClocks}). One
-     * with this entry and no bound did publish one that is lost: it is still waited for. conf/cluster.xml gives it the
-     * registry's backups and the higher-value merge (a merge keeps the entry of either side).
+     * with this entry and no bound did publish one that is lost: it is still waited for. conf/cluster.xml makes all its
+     * backups synchronous (review of rcc20, #1: with asynchronous ones, a CN and the member holding the one synchronous
+     * backup killed together could leave survivors with the registration and no record), and gives it the
+     * higher-value merge (a merge keeps the entry of either side).
      */
     static final String SERVING = "scythe.cnserving";
 
     /**
      * Records that incarnation {@code epoch} of compute node {@code cn} may serve from now on ({@value #SERVING}; only
-     * rises). Blocking; once it returns the record is on its primary and its synchronous backup. The node calls it
+     * rises). Blocking; once it returns the record is on every replica of its partition (all backups synchronous,
+     * unless a backup's acknowledgement timed out: Hazelcast then returns all the same). The node calls it
      * before it publishes its first clock bound, hence before any loop serves ({@code ScytheNode}).
      */
     void mayServe(final String cn, final long epoch) {
