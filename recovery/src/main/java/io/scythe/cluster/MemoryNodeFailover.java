@@ -387,6 +387,8 @@ final class MemoryNodeFailover {
      * @return the bound the map holds for {@code cn} now
      */
     long publishClockBound(final String cn, final long bound) {
+        // Not MapLockStep#raise: this returns the value it read, with no second read that could find none (review
+        // of rcc20, #3).
         final com.hazelcast.map.IMap<String, Long> bounds = hazelcast.getMap(CLOCK_BOUNDS);
         while (true) {
             final Long before = bounds.get(cn);
@@ -400,18 +402,43 @@ final class MemoryNodeFailover {
     }
 
     /**
+     * Compute nodes that may have served (TODO rcc-unbounded-cn closed, issue 18): compute node name to the epoch of
+     * its latest incarnation that may serve RCC transactions. A positive record, written before the node's first
+     * clock bound ({@link #mayServe}), so a compute node down with neither this entry nor a bound
+     * ({@link #CLOCK_BOUNDS}) provably never served: the settling need not wait for it ({@link #downClocks}). One
+     * with this entry and no bound did publish one that is lost: it is still waited for. conf/cluster.xml makes all its
+     * backups synchronous (review of rcc20, #1: with asynchronous ones, a CN and the member holding the one synchronous
+     * backup killed together could leave survivors with the registration and no record), and gives it the
+     * higher-value merge (a merge keeps the entry of either side).
+     */
+    static final String SERVING = "scythe.cnserving";
+
+    /**
+     * Records that incarnation {@code epoch} of compute node {@code cn} may serve from now on ({@value #SERVING}; only
+     * rises). Blocking; once it returns the record is on every replica of its partition (all backups synchronous,
+     * unless a backup's acknowledgement timed out: Hazelcast then returns all the same). The node calls it
+     * before it publishes its first clock bound, hence before any loop serves ({@code ScytheNode}).
+     */
+    void mayServe(final String cn, final long epoch) {
+        MapLockStep.raise(hazelcast.<String, Long>getMap(SERVING), cn, epoch);
+    }
+
+    /**
      * What the settling of a promoted RCC MVCC copy floors above for the compute nodes whose member is not live (dead,
      * paused past failure detection, or not yet back), which left no drained clock: the largest bound any compute
      * node published ({@link #CLOCK_BOUNDS}) but the live registered ones (their drained clocks are exact), so also a
      * node that died and was deregistered since (review of rcc18, W2: its reads may have raised rts on the primary
-     * that died now); and the registered ones down that published none, which the settling still waits for
-     * ({@code ScytheNode#settleCopiesWhenSettled}). Blocking.
+     * that died now); the registered ones down that may have served ({@value #SERVING}) but whose bound is missing,
+     * which the settling still waits for ({@code ScytheNode#settleCopiesWhenSettled}); and those down with neither
+     * record, which never served. Blocking.
      */
     DownClocks downClocks() {
         final Set<java.util.UUID> live = new java.util.HashSet<>();
         hazelcast.getCluster().getMembers().forEach(m -> live.add(m.getUuid()));
         final java.util.Map<String, Long> bounds = hazelcast.<String, Long>getMap(CLOCK_BOUNDS);
+        final java.util.Map<String, Long> serving = hazelcast.<String, Long>getMap(SERVING);
         final Set<String> unbounded = new TreeSet<>();
+        final Set<String> neverServed = new TreeSet<>();
         final Set<String> down = new TreeSet<>();
         final Set<String> up = new java.util.HashSet<>();
         for (final java.util.Map.Entry<String, String> e : hazelcast.<String, String>getMap(ScytheNode.NODES)
@@ -425,14 +452,17 @@ final class MemoryNodeFailover {
                 up.add(e.getKey());
             } else {
                 down.add(e.getKey());
-                // TODO rcc-unbounded-cn (issue 18): one that published none is waited for until it is back. Helper
-                // rcc19 let the settling go on once its incarnation was recovered, taking the absence of an entry as
-                // "never served"; the stop 57 review showed an absence proves nothing (an entry can be lost with the
-                // partition whose two replicas died with the CN and the memory node, or lowered by a merge), so that
-                // was taken back. What would make it safe: a positive mark that the CN never served (e.g. in its
-                // registry entry, set before its first publication), not the bound's absence.
+                // rcc-unbounded-cn (issue 18): the bound's absence alone proves nothing (stop 57 review: an entry
+                // lost with both replicas of its partition, or lowered by a merge). A node that may have served wrote
+                // SERVING before its first bound (mayServe, then publishClockBound, then its loops serve: each call
+                // blocking until its write is on the primary and the synchronous backup). So neither record: it never
+                // served, nothing to floor for it; SERVING without a bound: a bound published and lost, waited for.
                 if (!bounds.containsKey(e.getKey())) {
-                    unbounded.add(e.getKey());
+                    if (serving.containsKey(e.getKey())) {
+                        unbounded.add(e.getKey());
+                    } else {
+                        neverServed.add(e.getKey());
+                    }
                 }
             }
         }
@@ -442,15 +472,15 @@ final class MemoryNodeFailover {
                 bound = Math.max(bound, e.getValue());
             }
         }
-        return new DownClocks(bound, down, unbounded);
+        return new DownClocks(bound, down, unbounded, neverServed);
     }
 
     /**
-     * The compute nodes down ({@link #downClocks}), the largest clock bound they published, and those of them that
-     * published none.
+     * The compute nodes down ({@link #downClocks}), the largest clock bound they published, those of them that may have
+     * served ({@value #SERVING}) but whose bound is missing, and those with neither record (they never served).
      */
-    record DownClocks(long bound, Set<String> down, Set<String> unbounded) {
-        /** Those that published no bound, named, or null when none: what the settling still waits for. */
+    record DownClocks(long bound, Set<String> down, Set<String> unbounded, Set<String> neverServed) {
+        /** Those that may have served with no bound, named, or null when none: what the settling still waits for. */
         String waitsFor() {
             return unbounded.isEmpty() ? null : String.join(", ", unbounded);
         }

@@ -208,6 +208,12 @@ public final class ScytheNode implements AutoCloseable {
      * bound only when it jumped (a larger remote timestamp seen).
      */
     private static final long CLOCK_BOUND_PUBLISH_MS = 250;
+    /**
+     * How long one publication of the clock bound may take before it is given up and a fresh one started
+     * ({@link ClockBoundPublisher}): under the bound's 5 s lead, so a call hung on a stalled partition leaves time
+     * for another before the loops' clocks reach the bound.
+     */
+    private static final long CLOCK_BOUND_CALL_MS = 2_000;
     /** A CN's catalog, which each new memory-node configuration reconfigures. */
     private Catalog catalog;
     private LogDb memoryDb;
@@ -516,38 +522,22 @@ public final class ScytheNode implements AutoCloseable {
     /**
      * Publishes {@code bound}'s next value every {@value #CLOCK_BOUND_PUBLISH_MS} ms on a worker (one at a time), and
      * tells the loops only once it is durable ({@link MemoryNodeFailover#publishClockBound}); stops when this node
-     * lost its lease. A publication that fails is said (at most every 5 s) and tried again: meanwhile the loops commit
+     * lost its lease. A publication that fails, or does not answer within {@value #CLOCK_BOUND_CALL_MS} ms (a Hazelcast
+     * stall), is said (at most every 5 s) and tried again ({@link ClockBoundPublisher}): meanwhile the loops commit
      * nothing above the last bound published (those commits abort and are retried).
      */
     private void publishClockBounds(final io.scythe.txn.spi.ClockBound bound) {
-        final java.util.concurrent.atomic.AtomicBoolean publishing = new java.util.concurrent.atomic.AtomicBoolean();
-        final java.util.concurrent.atomic.AtomicLong lastSaidNs = new java.util.concurrent.atomic.AtomicLong(
-            System.nanoTime() - TimeUnit.SECONDS.toNanos(5));
-        final Runnable publish = () -> {
-            if (leaseLost || !publishing.compareAndSet(false, true)) {
-                return;
-            }
-            final long next = bound.nextBound();
-            vertx.executeBlocking(() -> failover.publishClockBound(config.node(), next), false).onComplete(ar -> {
-                publishing.set(false);
-                if (ar.succeeded()) {
-                    bound.published(ar.result());
-                } else if (System.nanoTime() - lastSaidNs.get() > TimeUnit.SECONDS.toNanos(5)) {
-                    lastSaidNs.set(System.nanoTime());
-                    log("clock bound " + next + " not published (commits above " + bound.published()
-                        + " wait): " + ar.cause());
-                }
-            });
-        };
+        final ClockBoundPublisher publisher = new ClockBoundPublisher(vertx, bound,
+            next -> failover.publishClockBound(config.node(), next), CLOCK_BOUND_CALL_MS, () -> leaseLost, this::log);
         // A loop refused a commit above the bound (stop 56 review, 13): published now, not at the next period, so the
         // attempts retried meanwhile (after a settling's floor, every commit on the floored tables) are few.
-        bound.onWant(() -> vertx.runOnContext(v -> publish.run()));
+        bound.onWant(() -> vertx.runOnContext(v -> publisher.publish()));
         vertx.setPeriodic(CLOCK_BOUND_PUBLISH_MS, t -> {
             if (leaseLost) {
                 vertx.cancelTimer(t);
                 return;
             }
-            publish.run();
+            publisher.publish();
         });
     }
 
@@ -598,8 +588,8 @@ public final class ScytheNode implements AutoCloseable {
      * nothing. What is left is a commit of the dead CN that read the dead primary at a timestamp above every live CN's
      * clock: the floor is also above the clock bound each CN that is down published ({@link
      * MemoryNodeFailover#downClocks}: it committed nothing above it; MVCC's clock bound, SUNDIAL's bound on its logical
-     * commit timestamps, issue 18), and one down that published none (it never served) is waited for until it is
-     * back. Polls every
+     * commit timestamps, issue 18); one down with no bound and no record that it may serve never served, and one
+     * that may have served whose bound is missing is waited for until it is back. Polls every
      * {@value #SETTLE_POLL_MS} ms like {@link #promoteWhenDrained}, never gives up; a failed step is tried again.
      */
     private void settleCopiesWhenSettled(final io.scythe.txn.MemoryNodeConfiguration c, final Set<Integer> partitions,
@@ -632,13 +622,14 @@ public final class ScytheNode implements AutoCloseable {
                 // a timestamp above every live clock would go unfloored (a read-only commit logs nothing recovery
                 // could add; review of issue 18, R1). So the floor is also above the last clock bound each such node
                 // published (MemoryNodeFailover#CLOCK_BOUNDS: it committed no timestamp above it,
-                // RccTsTxn#commitInStages; MVCC's and SUNDIAL's alike). One that published none (it died before its
-                // loops served: the first bound is published before) holds the copies, unavailable and said so every
-                // 5 s, until it is back (TODO rcc-unbounded-cn, MemoryNodeFailover#downClocks).
+                // RccTsTxn#commitInStages; MVCC's and SUNDIAL's alike). One with no bound and no record that it may
+                // serve (MemoryNodeFailover#SERVING, written before its first bound) never served: nothing to floor.
+                // One that may have served but whose bound is missing (lost) holds the copies, unavailable and said
+                // so every 5 s, until it is back (MemoryNodeFailover#downClocks).
                 final MemoryNodeFailover.DownClocks down = failover.downClocks();
                 if (down.waitsFor() != null) {
-                    return (Object) ("compute nodes " + down.waitsFor() + " to come back (down, and published no "
-                        + "clock bound to floor above)");
+                    return (Object) ("compute nodes " + down.waitsFor() + " to come back (down, may have served, and "
+                        + "their clock bound is missing)");
                 }
                 downFloored[0] = down.down().isEmpty() ? "" : "; compute nodes " + down.down() + " down, their "
                     + "published clock bound " + down.bound();
@@ -952,6 +943,9 @@ public final class ScytheNode implements AutoCloseable {
         // System.nanoTime: the clock of every loop's bridge on a cluster node (BridgeVerticle's SystemNanoClock).
         final io.scythe.txn.spi.ClockBound clockBound = boundModule.clockBound(protocol, System::nanoTime);
         if (clockBound != null) {
+            // First the positive record that this incarnation may serve, then its first bound, then the loops: a node
+            // down with neither record never served (rcc-unbounded-cn, MemoryNodeFailover#SERVING).
+            failover.mayServe(config.node(), epoch);
             clockBound.published(failover.publishClockBound(config.node(), clockBound.nextBound()));
         }
         // Transaction ids: epoch in bits 48-63, this CN's cluster-unique slot in bits 32-39, the loop in 40-47.

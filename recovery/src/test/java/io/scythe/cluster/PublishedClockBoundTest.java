@@ -14,8 +14,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 /**
  * The clock bounds compute nodes publish (issue 18, review R1): a node's bound only rises, and the settling of a
  * promoted RCC MVCC copy floors above the bound of every compute node that is down instead of waiting for it to come
- * back (and above a deregistered one's); one that is down and published none (SUNDIAL, whose timestamps are logical)
- * is still waited for, and a live node's bound is not used (its drained clock is exact).
+ * back (and above a deregistered one's); one that is down and published none is waited for only when it may have
+ * served (scythe.cnserving: then its bound was lost), and a live node's bound is not used (its drained clock is exact).
  */
 class PublishedClockBoundTest {
     @Test
@@ -31,7 +31,16 @@ class PublishedClockBoundTest {
             nodes.put("mn1", new JsonObject().put("role", NodeRole.MN.label())
                 .put("member", UUID.randomUUID().toString()).encode());
             assertThat(failover.downClocks().down()).containsExactly("cn1");
-            assertThat(failover.downClocks().waitsFor()).as("cn1 published no bound").isEqualTo("cn1");
+            // rcc-unbounded-cn: neither a record that it may serve nor a bound: it never served, nothing to wait for.
+            assertThat(failover.downClocks().waitsFor()).as("cn1 never served").isNull();
+            assertThat(failover.downClocks().neverServed()).containsExactly("cn1");
+            assertThat(failover.downClocks().bound()).isZero();
+            // It may have served (the record is written before its first bound) and its bound is missing: lost.
+            failover.mayServe("cn1", 3);
+            failover.mayServe("cn1", 2);
+            assertThat(hz.<String, Long>getMap(MemoryNodeFailover.SERVING).get("cn1")).as("only rises").isEqualTo(3);
+            assertThat(failover.downClocks().waitsFor()).as("cn1 may have served, no bound").isEqualTo("cn1");
+            assertThat(failover.downClocks().neverServed()).isEmpty();
 
             assertThat(failover.publishClockBound("cn1", 5_000)).isEqualTo(5_000);
             assertThat(failover.publishClockBound("cn1", 4_000)).as("never lowered").isEqualTo(5_000);
@@ -41,6 +50,9 @@ class PublishedClockBoundTest {
             assertThat(down.bound()).as("cn1's bound; cn0 is live: its drain counts, not its bound").isEqualTo(5_000);
 
             nodes.put("cn2", new JsonObject().put("role", NodeRole.CN.label()).encode()); // never joined: no member
+            assertThat(failover.downClocks().waitsFor()).isNull();
+            assertThat(failover.downClocks().neverServed()).containsExactly("cn2");
+            failover.mayServe("cn2", 1);
             assertThat(failover.downClocks().waitsFor()).isEqualTo("cn2");
             failover.publishClockBound("cn2", 7_000);
             down = failover.downClocks();

@@ -156,16 +156,32 @@
  * node, both primitives), {@code RtsFloorTest#shouldOrderASundialWriterAboveACommitAtTheBoundADownComputeNodePublished},
  * {@code cluster.RccTimestampFailoverProcessTest#shouldSettleWithoutWaitingForAComputeNodeKilledBesideTheMemoryNode}.
  *
+ * <p><b>A compute node down that published no bound (issue 18, rcc20; was TODO rcc-unbounded-cn).</b> The bound's
+ * absence alone proves nothing (stop 57 review: an entry lost with both replicas of its partition, or lowered by a
+ * merge), so a positive record is written first: each compute node whose protocol bounds its clock records, in
+ * {@code scythe.cnserving} ({@code cluster.MemoryNodeFailover#SERVING}: name to the epoch of its latest incarnation
+ * that may serve; every backup synchronous, the higher-value merge), that it may serve, then publishes its first
+ * bound, then deploys its loops ({@code ScytheNode}). What orders the record before the first commit: each of the two
+ * writes is a blocking Hazelcast call (the record's returns once it is on every replica of its partition, the bound's
+ * once on the primary and synchronous backup), and the loops that commit are deployed only after both returned, on
+ * the same thread. (Review of rcc20, #1: with the record's backups asynchronous, the CN and the member holding its one
+ * synchronous backup killed together could leave survivors the registration, written long before, and neither record.
+ * Left: a backup whose acknowledgement times out, Hazelcast's backup timeout, does not hold the call.) A CN split off
+ * from the cluster before its record, whose record and bound then land on its own side only, is not covered by this
+ * argument: what keeps its commits out is the memory nodes' fencing of a CN whose member left (as for a bound raised
+ * on a split side; review of rcc20, #2). So a compute node down with
+ * neither record never served and is not waited for ({@code MemoryNodeFailover#downClocks}'s {@code neverServed});
+ * one with the record but no bound published one that was lost, and is still waited for until it is back (it may
+ * have committed anything up to that lost bound; also one that died between the two writes: until an operator
+ * restarts it or removes its registration, review of rcc20, #8). Skipping wrongly needs both entries lost while the registration
+ * survived: all three are keyed by the node's name, hence in one Hazelcast partition, so that partition lost whole
+ * takes the registration too and the node is not seen at all (the registry's own durability, outside this). Test:
+ * {@code cluster.PublishedClockBoundTest}. (The memory node's floor, review R3, walks a promoted table in steps of
+ * {@link io.scythe.txn.rcc.RccModule#FLOOR_STEP_SLOTS} slots, one loop task each:
+ * {@code ProtocolModule#promotedSettlingSteps}.)
+ *
  * <p><b>TODO (issue 18, issue 23 §2): what the cluster floor does not cover.</b> What is still missing:
  * <ol>
- *   <li>rcc-unbounded-cn: a compute node down that published no bound (it died before its loops served, so it
- *       committed nothing) still holds the settling until it is back ({@code MemoryNodeFailover#downClocks}'s
- *       {@code waitsFor}). Helper rcc19 let it go once its incarnation was recovered, on the bound's absence; the stop 57
- *       review showed the absence proves nothing (an entry lost with both replicas of its partition, or lowered by a
- *       merge: {@code scythe.cnclockbounds} now has conf/cluster.xml's backups and the higher-value merge), so it was
- *       taken back: it needs a positive mark that the node never served. (The memory node's floor, review R3, walks a
- *       promoted table in steps of {@link io.scythe.txn.rcc.RccModule#FLOOR_STEP_SLOTS} slots, one loop task each:
- *       {@code ProtocolModule#promotedSettlingSteps}.)</li>
  *   <li>The shared recovery's roll-forward writes a backup's newest version only ({@link
  *       io.scythe.txn.rcc.RccLockKind}), not MVCC's older-slot move nor SUNDIAL's rts.</li>
  * </ol>
