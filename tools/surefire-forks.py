@@ -8,8 +8,10 @@ import sys
 log = open(sys.argv[1]).read()
 section = log[log.index('(two-forks) @ scythe-recovery'):]
 # With the reactor's two threads (.mvn/maven.config) other modules' lines interleave with recovery's, so the section
-# is not cut at the next 'Results:' (perhaps sim's); only io.scythe.cluster classes count, and after this execution
-# starts no other module runs any (the client module's run before recovery; ClusterProcessTest runs before it).
+# is not cut at the next 'Results:' (perhaps sim's) but at recovery's own results line for this execution's classes
+# (surefire prints "Tests run: N, ..." without " -- in" once its forks are done); only io.scythe.cluster classes count.
+end = re.search(r'\n\[\w+\] Tests run: \d+, Failures: \d+, Errors: \d+, Skipped: \d+\n', section)
+section = section[:end.start()] if end else section[:section.index('Reactor Summary')]
 times = {m.group(2): float(m.group(1))
          for m in re.finditer(r'Time elapsed: ([0-9.]+) s -- in io\.scythe\.cluster\.(\S+)', section)}
 for arg in sys.argv[2:]:
