@@ -46,7 +46,12 @@ public final class LongEnoughRun {
     static long fewestCommitted(final JsonObject results) {
         long fewest = Long.MAX_VALUE;
         for (int i = 0; i < results.getJsonArray("runs").size(); i++) {
-            fewest = Math.min(fewest, results.getJsonArray("runs").getJsonObject(i).getLong("committed"));
+            final Long committed = results.getJsonArray("runs").getJsonObject(i).getLong("committed");
+            if (committed == null) {
+                throw new IllegalArgumentException("run " + i + " of the results has no committed count: "
+                    + results.getJsonArray("runs").getJsonObject(i).encode());
+            }
+            fewest = Math.min(fewest, committed);
         }
         return fewest;
     }

@@ -49,4 +49,12 @@ class LongEnoughRunTest {
         assertThat(tried).containsExactly(1500L, 6000L, 24000L);
         assertThat(LongEnoughRun.fewestCommitted(r)).isEqualTo(24);
     }
+
+    @Test
+    void shouldSayWhichRunHasNoCommittedCount() {
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> LongEnoughRun.run(200, 300, (ms, attempt) ->
+                new JsonObject().put("runs", new JsonArray().add(new JsonObject().put("committed", 500L))
+                    .add(new JsonObject().put("completed", 500L)))))
+            .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("run 1 of the results has no committed");
+    }
 }
