@@ -3,13 +3,20 @@
 class times: surefire hands each class, in run order, to whichever fork is free first. Prints each order's fork end
 times. Usage: tools/surefire-forks.py CI_LOG [Class=seconds ...] (the latter override a class's time: what-ifs)."""
 import re
+from pathlib import Path
 import sys
 
 log = open(sys.argv[1]).read()
+if '(two-forks) @ scythe-recovery' not in log:
+    sys.exit('the log has no two-forks execution of scythe-recovery (did the build stop before it?)')
 section = log[log.index('(two-forks) @ scythe-recovery'):]
-section = section[:section.index('Results:')]
+# With the reactor's two threads (.mvn/maven.config) other modules' lines, their 'Results:' and totals too, interleave
+# with recovery's, so the section runs to the Reactor Summary and a class counts only if recovery's tests hold it.
+section = section[:section.index('Reactor Summary')]
+recovery_tests = Path(__file__).resolve().parent.parent / 'recovery/src/test/java/io/scythe/cluster'
 times = {m.group(2): float(m.group(1))
-         for m in re.finditer(r'Time elapsed: ([0-9.]+) s -- in io\.scythe\.cluster\.(\S+)', section)}
+         for m in re.finditer(r'Time elapsed: ([0-9.]+) s -- in io\.scythe\.cluster\.(\S+)', section)
+         if (recovery_tests / (m.group(2).split('$')[0] + '.java')).exists()}
 for arg in sys.argv[2:]:
     name, seconds = arg.split('=')
     times[name] = float(seconds)

@@ -35,14 +35,19 @@ class RecordedHistoryTest {
         final List<String> protocols = List.of("unsafe", "scythe", "ford-occ", "farm-occ");
         // Measured for 1.5 s (the warm-up would be recorded too): on a saturated machine a cold 400 ms run of the
         // first protocol committed a single transaction, too few for the unsafe one's cycle to show.
-        final JsonObject json = new OltpWorkload(new OltpWorkload.Options(protocols, List.of(16), 2, 100_000,
-            CostModel.cx5(), 1_500, 0, 5, dir), new SmallBankSpec(20, 0.99, "standard"), new PrintStream(printed))
-            .run().toJson();
+        // At least 200 commits a run (LongEnoughRun: longer again when the CPU was starved), each try its own directory.
+        final Path[] runDir = new Path[1];
+        final JsonObject json = io.scythe.bench.LongEnoughRun.run(200, 1_500, (durationMs, attempt) -> {
+            runDir[0] = java.nio.file.Files.createDirectories(dir.resolve("try" + attempt));
+            return new OltpWorkload(new OltpWorkload.Options(protocols, List.of(16), 2, 100_000, CostModel.cx5(),
+                durationMs, 0, 5, runDir[0]), new SmallBankSpec(20, 0.99, "standard"), new PrintStream(printed))
+                .run().toJson();
+        });
         for (int i = 0; i < protocols.size(); i++) {
             final JsonObject run = json.getJsonArray("runs").getJsonObject(i);
             final String protocol = protocols.get(i);
             final Path file = Path.of(run.getJsonObject("history").getString("file"));
-            assertThat(file).isEqualTo(dir.resolve(protocol + "-16.history"));
+            assertThat(file).isEqualTo(runDir[0].resolve(protocol + "-16.history"));
             final History history = HistoryReader.read(file);
             // Every committed transaction is in it (a procedure's own rollback commits nothing).
             assertThat((long) history.transactions()).as(protocol)

@@ -24,9 +24,13 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
  */
 class GclWorkloadTest {
     private static GclWorkload.Options options(final String protocol) {
+        return options(protocol, 400);
+    }
+
+    private static GclWorkload.Options options(final String protocol, final long durationMs) {
         // 400 lines over 2 memory nodes, half the accesses writes, skewed, half of them to the last line again.
-        return new GclWorkload.Options(List.of(protocol), List.of(8), 2, 2, CostModel.cx5(), 400, 0, 1, 400, 256, 8,
-            0.5, 0.99, 1.0, 0.5, 0);
+        return new GclWorkload.Options(List.of(protocol), List.of(8), 2, 2, CostModel.cx5(), durationMs, 0, 1, 400, 256,
+            8, 0.5, 0.99, 1.0, 0.5, 0);
     }
 
     private static JsonObject run(final GclWorkload workload) throws Exception {
@@ -37,7 +41,10 @@ class GclWorkloadTest {
     @ValueSource(strings = {"selcc-2pl", "sel-2pl"})
     void shouldLoseNoWriteThroughTinyCachesOnTwoComputeNodes(final String protocol) throws Exception {
         final ByteArrayOutputStream printed = new ByteArrayOutputStream();
-        final JsonObject run = run(new GclWorkload(options(protocol), new PrintStream(printed)));
+        // At least 200 accesses, so more than 20 writes (LongEnoughRun: longer again on a starved CPU; 20 or fewer in
+        // 400 ms at load ~40).
+        final JsonObject run = io.scythe.bench.LongEnoughRun.run(200, 400, (durationMs, attempt) -> new GclWorkload(
+            options(protocol, durationMs), new PrintStream(printed)).run().toJson()).getJsonArray("runs").getJsonObject(0);
         final JsonObject gcl = run.getJsonObject("gcl");
         assertThat(run.getBoolean("invariants_ok")).as(printed.toString()).isTrue();
         assertThat(gcl.getLong("writes")).as("writes completed").isGreaterThan(20);

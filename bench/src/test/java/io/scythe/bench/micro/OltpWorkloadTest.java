@@ -70,9 +70,11 @@ class OltpWorkloadTest {
         assertThat(run.getLong("locks_left_held")).isZero();
         // SmallBank's procedures roll some transactions back themselves (user aborts): they complete without a commit,
         // and are not commits in attempts per commit (it read 0.932 under `new`, counting them).
-        final JsonObject smallBank = new OltpWorkload(new OltpWorkload.Options(List.of("scythe"), List.of(16), 2,
-            100_000, CostModel.cx5(), 300, 100, 3), new SmallBankSpec(1_000, 0.5, "standard"), new PrintStream(printed))
-            .onAbort(io.scythe.txn.OnAbort.NEW).run().toJson().getJsonArray("runs").getJsonObject(0);
+        // At least 200 commits, so some roll back (LongEnoughRun: longer again on a starved CPU; 48 in 300 ms at load ~40).
+        final JsonObject smallBank = io.scythe.bench.LongEnoughRun.run(200, 300, (durationMs, attempt) ->
+            new OltpWorkload(new OltpWorkload.Options(List.of("scythe"), List.of(16), 2, 100_000, CostModel.cx5(),
+                durationMs, 100, 3), new SmallBankSpec(1_000, 0.5, "standard"), new PrintStream(printed))
+                .onAbort(io.scythe.txn.OnAbort.NEW).run().toJson()).getJsonArray("runs").getJsonObject(0);
         assertThat(smallBank.getLong("user_rollbacks")).as(smallBank.encode()).isPositive();
         assertThat(smallBank.getDouble("attempts_per_commit")).as(smallBank.encode()).isEqualTo(1.0);
     }
