@@ -513,11 +513,17 @@
  *       4 us at most), and the reader spin window is the priority times the larger of {@code spinNs} and the
  *       reader's last atomic round trip on the line (the hot word's atomics queue: 50-60 us each with four readers,
  *       so a 2 us unit closed long before the writer's CAS landed). Now the longest XLock wait is 351-722 us and
- *       7-35 writes a run. TODO (not fixed): the readers' side is not bounded. With two writers a reader's SLock
- *       waited up to 1.06 ms of the 1.2 ms run: each reader acquisition costs three atomics on the hot word (FAA,
- *       undo, the holder's case-2 FAA), and a holder busy with one case-2 handover drops the other readers' PeerRd
- *       (they resend). Granting every waiting reader in the one case-2 FAA (all their bits at once) is the likely
- *       fix; not done. Liveness only (the checks hold). The window's priority is capped at the deferral cap
+ *       7-35 writes a run. The readers' side (selread, {@code scythe.selcc.readerGrants}, on by default): with two
+ *       writers a reader's SLock had waited up to 1.06 ms of the 1.2 ms run, as each reader acquisition costs three
+ *       atomics on the hot word (FAA, undo, the holder's case-2 FAA) and a holder busy with one handover dropped the
+ *       other readers' PeerRd (they resent after an interval). Now a holder's case-2 FAA grants every PeerRd it
+ *       remembered at once ({@code LatchWord#downgradeAll}, {@code (-me, bit(me) | their bits)}; readers behind a
+ *       remembered writer's priority are left out), a PeerRd reaching a holder busy serving another invalidation
+ *       waits for that step to land and is answered "not held" from the state it leaves (the line Shared: the
+ *       reader's next FAA takes it with the copy just flushed, §4.4.2's "future concurrent readers"; another holder:
+ *       the reader asks that one), and a PeerRd reaching a Shared copy is "not held" at once. The paper is silent on
+ *       several readers asking one holder; this is our reading. Measured in README "SELCC".
+ *       The window's priority is capped at the deferral cap
  *       ({@code scythe.selcc.deferCap}, 8; selcc21b: priorities now age to 255).
  *       What held selcc21 back (selcc21b; found by selcc22): with it
  *       {@code BLinkTreeSimTest#shouldCommitTransactionsThroughTheTreeInASerialOrder} selcc-to seed 2 (8 frames) never
