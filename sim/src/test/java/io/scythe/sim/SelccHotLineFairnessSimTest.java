@@ -30,7 +30,20 @@ class SelccHotLineFairnessSimTest extends SimVertxTest {
     @CsvSource({"1, 2, 10, 1", "1, 2, 10, 3", "2, 2, 10, 1", "2, 2, 10, 2", "1, 6, 26, 1", "1, 6, 26, 2"})
     void shouldBoundTheWaitOfEachSideOnOneHotLine(final int writers, final int readerMinUs, final int readerMaxUs,
                                                   final long seed) throws Exception {
-        final Script script = run(writers, readerMinUs, readerMaxUs, seed, true);
+        run(writers, readerMinUs, readerMaxUs, seed, false, true);
+    }
+
+    /**
+     * Issue 21 (selread), {@code scythe.selcc.readerGrants=true}: every remembered reader granted in one case-2 FAA,
+     * a PeerRd to a holder busy serving answered once that lands. The readers' longest SLock wait is bounded
+     * (442-578 us; 804-1,063 us without), coherence and counts hold; NOT the writers' bound: with two writers the
+     * longest XLock wait rose to 945-1,523 us, so the switch is off by default (TODO(selread), package doc).
+     */
+    @ParameterizedTest(name = "with the grants: {0} writers, readers {1}-{2} us apart, seed {3}")
+    @CsvSource({"1, 2, 10, 1", "1, 2, 10, 3", "2, 2, 10, 1", "2, 2, 10, 2", "1, 6, 26, 1", "1, 6, 26, 2"})
+    void shouldBoundTheReadersWaitWithTheGrants(final int writers, final int readerMinUs, final int readerMaxUs,
+                                                final long seed) throws Exception {
+        final Script script = run(writers, readerMinUs, readerMaxUs, seed, true, false);
         assertThat(script.maxReadWaitNs).as("the longest SLock wait").isLessThan(READER_BOUND_NS);
     }
 
@@ -43,13 +56,13 @@ class SelccHotLineFairnessSimTest extends SimVertxTest {
     @CsvSource({"2, 2, 10, 1", "2, 2, 10, 2"})
     void shouldStarveAReaderWithoutTheGrants(final int writers, final int readerMinUs, final int readerMaxUs,
                                              final long seed) throws Exception {
-        final Script script = run(writers, readerMinUs, readerMaxUs, seed, false);
+        final Script script = run(writers, readerMinUs, readerMaxUs, seed, false, true);
         assertThat(script.maxReadWaitNs).as("the longest SLock wait without the grants")
             .isGreaterThanOrEqualTo(READER_BOUND_NS);
     }
 
     private Script run(final int writers, final int readerMinUs, final int readerMaxUs, final long seed,
-                       final boolean grants) throws Exception {
+                       final boolean grants, final boolean writerBound) throws Exception {
         final int readers = 4;
         final GclSpec spec = new GclSpec(2, 256, 2);
         final SimOptions options = new SimOptions().protocol("selcc-2pl").computeNodes(writers + readers)
@@ -80,7 +93,9 @@ class SelccHotLineFairnessSimTest extends SimVertxTest {
                 .isEqualTo(i + 1L);
         }
         assertThat(spec.counted()).as("the memory nodes' counter after the run").isEqualTo(script.completed);
-        assertThat(script.maxWriteWaitNs).as("the longest XLock wait").isLessThan(WRITER_BOUND_NS);
+        if (writerBound) {
+            assertThat(script.maxWriteWaitNs).as("the longest XLock wait").isLessThan(WRITER_BOUND_NS);
+        }
         assertThat(script.completed).as("writes").isGreaterThanOrEqualTo(5L * writers);
         assertThat(script.reads).as("reads").isGreaterThan(50);
         return script;
@@ -89,8 +104,8 @@ class SelccHotLineFairnessSimTest extends SimVertxTest {
     /** Before the fix the writer's first XLock waited until the readers stopped, the whole run (1.2 ms). */
     private static final long WRITER_BOUND_NS = 800_000;
 
-    /** Before selread a reader's SLock waited up to 1.06 ms of the 1.2 ms run with two writers. TODO: measured. */
-    private static final long READER_BOUND_NS = 800_000;
+    /** Without the grants a reader's SLock waited 804-1,063 us with two writers; with them at most 578 us. */
+    private static final long READER_BOUND_NS = 700_000;
 
     /** The roles' steps and what they saw (one client a compute node; role = participant number - 1). */
     private static final class Script {
