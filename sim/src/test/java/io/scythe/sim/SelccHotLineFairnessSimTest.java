@@ -1,16 +1,9 @@
 package io.scythe.sim;
 
 import io.scythe.bench.workload.GclSpec;
-import io.scythe.txn.TxnRuntime;
-import io.scythe.txn.selcc.Gcl;
-import io.vertx.core.Future;
 import io.vertx.core.json.JsonObject;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
-
-import java.util.ArrayList;
-import java.util.List;
-import java.util.SplittableRandom;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -43,7 +36,7 @@ class SelccHotLineFairnessSimTest extends SimVertxTest {
     @CsvSource({"1, 2, 10, 1", "1, 2, 10, 3", "2, 2, 10, 1", "2, 2, 10, 2", "1, 6, 26, 1", "1, 6, 26, 2"})
     void shouldBoundTheReadersWaitWithTheGrants(final int writers, final int readerMinUs, final int readerMaxUs,
                                                 final long seed) throws Exception {
-        final Script script = run(writers, readerMinUs, readerMaxUs, seed, true, false);
+        final HotLineScript script = run(writers, readerMinUs, readerMaxUs, seed, true, false);
         assertThat(script.maxReadWaitNs).as("the longest SLock wait").isLessThan(READER_BOUND_NS);
     }
 
@@ -56,18 +49,18 @@ class SelccHotLineFairnessSimTest extends SimVertxTest {
     @CsvSource({"2, 2, 10, 1", "2, 2, 10, 2"})
     void shouldStarveAReaderWithoutTheGrants(final int writers, final int readerMinUs, final int readerMaxUs,
                                              final long seed) throws Exception {
-        final Script script = run(writers, readerMinUs, readerMaxUs, seed, false, true);
+        final HotLineScript script = run(writers, readerMinUs, readerMaxUs, seed, false, true);
         assertThat(script.maxReadWaitNs).as("the longest SLock wait without the grants")
             .isGreaterThanOrEqualTo(READER_BOUND_NS);
     }
 
-    private Script run(final int writers, final int readerMinUs, final int readerMaxUs, final long seed,
+    private HotLineScript run(final int writers, final int readerMinUs, final int readerMaxUs, final long seed,
                        final boolean grants, final boolean writerBound) throws Exception {
         final int readers = 4;
         final GclSpec spec = new GclSpec(2, 256, 2);
         final SimOptions options = new SimOptions().protocol("selcc-2pl").computeNodes(writers + readers)
             .loopsPerComputeNode(1).clientsPerComputeNode(1).memoryNodes(2).durationNs(RUN_NS).seed(seed);
-        final Script script = new Script(writers, readerMinUs * 1_000, readerMaxUs * 1_000);
+        final HotLineScript script = new HotLineScript(writers, readerMinUs * 1_000, readerMaxUs * 1_000);
         final String property = "scythe.selcc.readerGrants";
         final String before = System.getProperty(property);
         final SimResult result;
@@ -87,12 +80,7 @@ class SelccHotLineFairnessSimTest extends SimVertxTest {
             + script.maxWriteWaitNs / 1_000 + " us), " + script.reads + " reads (max wait "
             + script.maxReadWaitNs / 1_000 + " us)");
         assertThat(result.invariantsOk()).as(run.encodePrettily()).isTrue();
-        assertThat(script.stale).as("reads that missed a write completed before their SLock was granted").isEmpty();
-        for (int i = 0; i < script.written.size(); i++) {
-            assertThat(script.written.get(i)).as("write " + i + " (each write sees every earlier one)")
-                .isEqualTo(i + 1L);
-        }
-        assertThat(spec.counted()).as("the memory nodes' counter after the run").isEqualTo(script.completed);
+        script.assertCoherent(spec);
         if (writerBound) {
             assertThat(script.maxWriteWaitNs).as("the longest XLock wait").isLessThan(WRITER_BOUND_NS);
         }
@@ -106,72 +94,4 @@ class SelccHotLineFairnessSimTest extends SimVertxTest {
 
     /** Without the grants a reader's SLock waited 804-1,063 us with two writers; with them at most 578 us. */
     private static final long READER_BOUND_NS = 700_000;
-
-    /** The roles' steps and what they saw (one client a compute node; role = participant number - 1). */
-    private static final class Script {
-        private final int writers;
-        private final int readerMinNs;
-        private final int readerSpanNs;
-        long completed;
-        long reads;
-        long maxWriteWaitNs;
-        long maxReadWaitNs;
-        final List<Long> written = new ArrayList<>();
-        final List<String> stale = new ArrayList<>();
-
-        Script(final int writers, final int readerMinNs, final int readerMaxNs) {
-            this.writers = writers;
-            this.readerMinNs = readerMinNs;
-            this.readerSpanNs = readerMaxNs - readerMinNs;
-        }
-
-        Future<Long> step(final TxnRuntime runtime, final SplittableRandom random) {
-            final long start = runtime.timers().nowNs();
-            final int role = runtime.peerLoops().number() - 1;
-            final Gcl gcl = Gcl.of("selcc", runtime);
-            final long x = gcl.region().pointer(0, 1);
-            final long pause = role < writers ? 5_000 + random.nextInt(15_000)
-                : readerMinNs + random.nextInt(readerSpanNs);
-            final Future<?> done = runtime.timers().after(1 + pause).compose(p -> role < writers
-                ? write(runtime, gcl, x) : read(runtime, gcl, x, random.nextInt(1_000)));
-            return done.map(v -> runtime.timers().nowNs() - start);
-        }
-
-        private Future<Void> write(final TxnRuntime runtime, final Gcl gcl, final long x) {
-            final long asked = runtime.timers().nowNs();
-            return gcl.xLock(x).compose(h -> {
-                maxWriteWaitNs = Math.max(maxWriteWaitNs, runtime.timers().nowNs() - asked);
-                final long v = h.data().getLong(GclSpec.COUNTER) + 1;
-                h.data().putLong(GclSpec.COUNTER, v);
-                h.written(GclSpec.COUNTER, 8);
-                return gcl.unlockWritten(h).map(u -> {
-                    written.add(v);
-                    completed++;
-                    return null;
-                });
-            });
-        }
-
-        private Future<Void> read(final TxnRuntime runtime, final Gcl gcl, final long x, final long holdNs) {
-            final long asked = runtime.timers().nowNs();
-            return gcl.sLock(x).compose(h -> {
-                maxReadWaitNs = Math.max(maxReadWaitNs, runtime.timers().nowNs() - asked);
-                final long floor = completed;
-                final long v = h.data().getLong(GclSpec.COUNTER);
-                reads++;
-                if (v < floor) {
-                    stale.add("participant " + runtime.peerLoops().number() + " read " + v + " after " + floor
-                        + " writes completed");
-                }
-                return runtime.timers().after(1 + holdNs).map(t -> {
-                    if (completed != floor) { // a writer held the line Exclusive beside this Shared latch
-                        stale.add("participant " + runtime.peerLoops().number() + " held the line Shared (value " + v
-                            + ") while " + (completed - floor) + " writes completed");
-                    }
-                    gcl.unlock(h);
-                    return null;
-                });
-            });
-        }
-    }
 }
