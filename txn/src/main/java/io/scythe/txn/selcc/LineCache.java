@@ -308,15 +308,20 @@ public final class LineCache {
     private final boolean batchedEviction = SelccModule.feature("batchedEviction");
     private final boolean dirtyBounds = SelccModule.feature("dirtyBounds");
     /**
-     * Issue 21 (selread): the readers' side of a hot line ({@code scythe.selcc.readerGrants}, on by default; off only
-     * to measure what it changes). A case-2 holder grants every PeerRd it remembered in its one downgrade FAA
-     * ({@link LatchWord#downgradeAll}), and a PeerRd that reaches a holder busy serving another invalidation waits
-     * for that step to land and is then answered from the new state ("not held": the line is Shared, or has another
-     * holder) instead of being dropped, which cost the reader a resend interval and a retry of its three atomics.
+     * Issue 21 (selread, selcc23): the readers' side of a hot line ({@code scythe.selcc.readerGrants}; its default is
+     * the property's below). A case-2 holder grants every PeerRd it remembered in its one downgrade FAA
+     * ({@link LatchWord#downgradeAll}; the paper, §5.3.2, hands ownership to the one highest-priority sender: Shared
+     * being no exclusive ownership, every remembered reader at or above the remembered writers' top priority gets it in
+     * the same atomic, our departure), and a PeerRd that reaches a holder busy serving another invalidation (a
+     * handover or a release) waits for that step to land and is then answered from the state it leaves ("not held":
+     * the line is Shared, the reader's next FAA takes it; or it has another holder, the reader asks that one) instead
+     * of being dropped. That
+     * second rule departs from §5.1.2, whose three drop conditions drop it and let the reader resend after
+     * C·RTT/N_r: the wait is for a verb in flight, never a lock, and the answer is what the resend would have found.
+     * OFF by default: with it, two writers' longest XLock wait goes past SelccHotLineFairnessSimTest's writer bound
+     * (945-1,523 us; 604-663 us without) while the readers' falls (288-578 us; 804-1,063 us without). TODO(selread),
+     * package doc: what selcc23 ruled out.
      */
-    // Off by default: on, two writers' longest XLock wait rose past SelccHotLineFairnessSimTest's writer bound
-    // (945-1,523 us against 604-663 us off) while the readers' fell (442-578 us against 804-1,063 us). TODO(selread):
-    // keep the readers' bound without giving up the writers' (e.g. no wait-for-serve while a starved writer asked).
     private final boolean readerGrants = Boolean.parseBoolean(System.getProperty("scythe.selcc.readerGrants", "false"));
     private final ReaderSpin readerSpin = new ReaderSpin(SelccModule.spinNs(), SelccModule.SPIN_MIN_PRIORITY,
         Math.max(SelccModule.SPIN_MIN_PRIORITY, deferPriorityCap));
@@ -1590,7 +1595,9 @@ public final class LineCache {
      * {@code best} (a PeerRd) and every other remembered PeerRd of a participant other than this one and the ones
      * already taken, of a priority no remembered writer's exceeds (§5.3.2's order: a starved writer is not made to
      * invalidate more readers than those ahead of it), taken out of {@code waiting}: the readers one case-2 FAA grants
-     * ({@link #downgrade}).
+     * ({@link #downgrade}). Precondition: {@code waiting} is what {@link #localReleased} kept (invalidations from
+     * participants recovered since were answered there); {@link #downgrade} does not repeat {@link #serve}'s
+     * outdated and recovered checks for the extra readers, so a new caller must filter them alike.
      */
     static List<Waiting> readersWith(final Waiting best, final List<Waiting> waiting, final int me) {
         int writers = 0;

@@ -522,11 +522,20 @@
  *       waits for that step to land and is answered "not held" from the state it leaves (the line Shared: the
  *       reader's next FAA takes it with the copy just flushed, §4.4.2's "future concurrent readers"; another holder:
  *       the reader asks that one), and a PeerRd reaching a Shared copy is "not held" at once. The paper is silent on
- *       several readers asking one holder; this is our reading. Measured ({@code SelccHotLineFairnessSimTest}):
+ *       several readers asking one holder; this is our reading, a departure from §5.3.2 (one highest-priority sender
+ *       gets ownership) and, for the wait on a busy holder, from §5.1.2 (a busy holder drops, the reader resends after
+ *       C·RTT/N_r). Measured ({@code SelccHotLineFairnessSimTest}):
  *       readers' longest SLock wait 288-578 us over the six cases (804-1,063 us without, two writers), reads 132-207
  *       against 95-99; but two writers' longest XLock wait rose to 945-1,523 us (604-663 without), past the
- *       writers' bound, so it is OFF by default. TODO(selread): bound both sides at once (likely: no wait-for-serve
- *       and no immediate "not held" while a starved writer's PeerWr was heard on the line).
+ *       writers' bound, so it is OFF by default. TODO(selread): bound both sides at once. Ruled out by selcc23
+ *       (each variant gave the six cases' numbers byte for byte, 1,523/945 us for two writers): none of the three
+ *       grant paths while a writer's PeerWrShared spin window was open at the answering participant, or while a
+ *       remembered writer waited there; only one reader a case-2 FAA; no immediate "not held" to a Shared copy at all;
+ *       the wait on a busy holder only while it served a reader; the reader spin window re-checked at every round.
+ *       By elimination the writers' loss is the wait of a PeerRd on a holder busy with a case-2 downgrade (answered
+ *       once it lands, the reader's next FAA joins at once instead of a resend interval later); not traced, an
+ *       inference. Next: trace "2 writers, seed 1" and gate that wait on the writers' PeerWr heard at the holder
+ *       (a PeerWr to an X holder sets no reader spin window today).
  *       The window's priority is capped at the deferral cap
  *       ({@code scythe.selcc.deferCap}, 8; selcc21b: priorities now age to 255).
  *       What held selcc21 back (selcc21b; found by selcc22): with it
