@@ -836,6 +836,12 @@ public final class SimCommand implements Callable<Integer> {
         if (blinkWorkload && blinkTxn > 0 && !protocols.equals(List.of("scythe", "ford-occ", "farm-occ"))) {
             io.scythe.sim.TreeSim.checkTransactional(protocols);
         }
+        if (blinkWorkload) { // before any run: lines too small for a protocol's tree (selcc-to: TO's timestamps)
+            for (final String protocol : protocols) {
+                io.scythe.sim.TreeSim.Spec.checkLineBytes(lineBytes, blinkTxn > 0
+                    && io.scythe.sim.TreeSim.ordered(protocol));
+            }
+        }
         if (blinkWorkload && crashCns.stream().anyMatch(c -> c >= 0) && !redoLog) {
             throw new IllegalArgumentException("--crash-cn with the blink workload needs --redo-log: without it SELCC "
                 + "runs no crash recovery and does not write through (writesThrough() false), so a crash may lose "

@@ -206,6 +206,19 @@ class SimCommandTest {
             .isEqualTo(2);
         assertThat(errLoops.toString()).contains("--cns 8 x --loops 8 = 64 compute-node loops: selcc-2pl takes at "
             + "most 58");
+        // Issue 21: lines too small for TO's leaf timestamps, refused before any run (selcc-2pl's, first, included);
+        // before, selcc-2pl ran and selcc-to started no transaction and ended "not quiescent".
+        final StringWriter outLine = new StringWriter();
+        final StringWriter errLine = new StringWriter();
+        assertThat(run(outLine, errLine, "sim", "--workload", "blink", "--protocols", "selcc-2pl,selcc-to",
+            "--blink-txn", "4", "--line-bytes", "136", "--duration", "100us")).isEqualTo(2);
+        assertThat(errLine.toString()).contains("--line-bytes 136 is too small for the tree of a TO run (selcc-to): "
+            + "at least 152").doesNotContain("\tat ");
+        assertThat(outLine.toString()).as("no run started").doesNotContain("selcc-2pl").doesNotContain("txn/s");
+        final StringWriter errLine2pl = new StringWriter();
+        assertThat(run(new StringWriter(), errLine2pl, "sim", "--workload", "blink", "--protocols", "selcc-2pl",
+            "--line-bytes", "100")).isEqualTo(2);
+        assertThat(errLine2pl.toString()).contains("--line-bytes 100 is too small for the tree: at least 136");
         final StringWriter errNotBlink = new StringWriter();
         assertThat(run(new StringWriter(), errNotBlink, "sim", "--blink-txn", "4")).isEqualTo(2);
         assertThat(errNotBlink.toString()).contains("--blink-txn goes with --workload blink");

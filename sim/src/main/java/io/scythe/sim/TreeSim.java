@@ -78,6 +78,22 @@ public final class TreeSim {
             this.lineBytes = lineBytes;
             this.lines = lines;
             this.fill = fill;
+            checkLineBytes(lineBytes, false);
+        }
+
+        /**
+         * Refuses {@code lineBytes} too small for the tree's nodes ({@link BLinkTree#checkRoom}; {@code timestamped}:
+         * TO's leaves keep {@link BLinkTree#TIMESTAMP_BYTES} more), before anything is loaded or run.
+         */
+        public static void checkLineBytes(final int lineBytes, final boolean timestamped) {
+            try {
+                BLinkTree.checkRoom(lineBytes - ObjectLayout.HEADER_BYTES, VALUE_BYTES, timestamped);
+            } catch (final IllegalArgumentException e) {
+                throw new IllegalArgumentException("--line-bytes " + lineBytes + " is too small for the tree"
+                    + (timestamped ? " of a TO run (selcc-to)" : "") + ": at least " + (ObjectLayout.HEADER_BYTES
+                    + BLinkTree.minDataBytes(VALUE_BYTES, timestamped)) + " (" + ObjectLayout.HEADER_BYTES
+                    + " bytes of line header; " + e.getMessage() + ")", e);
+            }
         }
 
         /**
@@ -96,6 +112,7 @@ public final class TreeSim {
 
         /** Bulk-loads leaves with room for TO's timestamps when {@code timestamped} ({@code selcc-to}). */
         public Spec timestamped(final boolean timestamped) {
+            checkLineBytes(lineBytes, timestamped);
             this.reserve = BLinkTree.reserve(timestamped);
             return this;
         }

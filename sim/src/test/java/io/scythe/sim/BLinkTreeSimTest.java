@@ -263,7 +263,8 @@ class BLinkTreeSimTest extends SimVertxTest {
         assertThat(ledger.check(spec)).as("the serial replay of the commits").isEmpty();
         final long[] applied = ledger.applied();
         System.out.println(protocol + " seed " + seed + ": " + ledger.committed() + " committed, " + ledger.aborted
-            + " aborted, applied " + java.util.Arrays.toString(applied));
+            + " aborted, " + ledger.validationAborts + " refused attempts, applied "
+            + java.util.Arrays.toString(applied) + ", " + result.run().toJson().getJsonObject("sim").encode());
         assertThat(ledger.committed()).as("commits").isGreaterThan(15);
         assertThat(ledger.aborted).as("aborts").isPositive();
         assertThat(applied[1]).as("inserts").isGreaterThan(3);

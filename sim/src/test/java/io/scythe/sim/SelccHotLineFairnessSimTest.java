@@ -1,16 +1,9 @@
 package io.scythe.sim;
 
 import io.scythe.bench.workload.GclSpec;
-import io.scythe.txn.TxnRuntime;
-import io.scythe.txn.selcc.Gcl;
-import io.vertx.core.Future;
 import io.vertx.core.json.JsonObject;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
-
-import java.util.ArrayList;
-import java.util.List;
-import java.util.SplittableRandom;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -30,99 +23,78 @@ class SelccHotLineFairnessSimTest extends SimVertxTest {
     @CsvSource({"1, 2, 10, 1", "1, 2, 10, 3", "2, 2, 10, 1", "2, 2, 10, 2", "1, 6, 26, 1", "1, 6, 26, 2"})
     void shouldBoundTheWaitOfEachSideOnOneHotLine(final int writers, final int readerMinUs, final int readerMaxUs,
                                                   final long seed) throws Exception {
+        run(writers, readerMinUs, readerMaxUs, seed, false, true);
+    }
+
+    /**
+     * Issue 21 (selread), {@code scythe.selcc.readerGrants=true}: every remembered reader granted in one case-2 FAA,
+     * a PeerRd to a holder busy serving answered once that lands. The readers' longest SLock wait is bounded
+     * (288-578 us over the six cases; 804-1,063 us without, two writers), coherence and counts hold; NOT the writers'
+     * bound: with two writers the longest XLock wait rose to 945-1,523 us, so the switch is off by default
+     * (TODO(selread), package doc; re-measured by selcc23, same numbers).
+     */
+    @ParameterizedTest(name = "with the grants: {0} writers, readers {1}-{2} us apart, seed {3}")
+    @CsvSource({"1, 2, 10, 1", "1, 2, 10, 3", "2, 2, 10, 1", "2, 2, 10, 2", "1, 6, 26, 1", "1, 6, 26, 2"})
+    void shouldBoundTheReadersWaitWithTheGrants(final int writers, final int readerMinUs, final int readerMaxUs,
+                                                final long seed) throws Exception {
+        final HotLineScript script = run(writers, readerMinUs, readerMaxUs, seed, true, false);
+        assertThat(script.maxReadWaitNs).as("the longest SLock wait").isLessThan(READER_BOUND_NS);
+    }
+
+    /**
+     * Issue 21 (selread): the readers' bound is the grants' doing. With {@code scythe.selcc.readerGrants=false} (a
+     * PeerRd to a holder busy with a handover dropped, each remembered reader served alone) the same runs keep their
+     * writer-side and coherence checks but a reader waits past the bound. A control: it asserts today's default's
+     * starvation, so it fails the day the default path bounds readers for another reason; drop it once the grants are
+     * on by default.
+     */
+    @ParameterizedTest(name = "without the grants: {0} writers, readers {1}-{2} us apart, seed {3}")
+    @CsvSource({"2, 2, 10, 1", "2, 2, 10, 2"})
+    void shouldStarveAReaderWithoutTheGrants(final int writers, final int readerMinUs, final int readerMaxUs,
+                                             final long seed) throws Exception {
+        final HotLineScript script = run(writers, readerMinUs, readerMaxUs, seed, false, true);
+        assertThat(script.maxReadWaitNs).as("the longest SLock wait without the grants")
+            .isGreaterThanOrEqualTo(READER_BOUND_NS);
+    }
+
+    private HotLineScript run(final int writers, final int readerMinUs, final int readerMaxUs, final long seed,
+                       final boolean grants, final boolean writerBound) throws Exception {
         final int readers = 4;
         final GclSpec spec = new GclSpec(2, 256, 2);
         final SimOptions options = new SimOptions().protocol("selcc-2pl").computeNodes(writers + readers)
             .loopsPerComputeNode(1).clientsPerComputeNode(1).memoryNodes(2).durationNs(RUN_NS).seed(seed);
-        final Script script = new Script(writers, readerMinUs * 1_000, readerMaxUs * 1_000);
-        final SimResult result = new Simulation(options, spec).operation(script::step).run(vertx);
+        final HotLineScript script = new HotLineScript(writers, readerMinUs * 1_000, readerMaxUs * 1_000);
+        final String property = "scythe.selcc.readerGrants";
+        final String before = System.getProperty(property);
+        final SimResult result;
+        System.setProperty(property, String.valueOf(grants));
+        try {
+            result = new Simulation(options, spec).operation(script::step).run(vertx);
+        } finally {
+            if (before == null) {
+                System.clearProperty(property);
+            } else {
+                System.setProperty(property, before);
+            }
+        }
         final JsonObject run = result.run().toJson();
         System.out.println(writers + " writers, readers " + readerMinUs + "-" + readerMaxUs + " us, seed " + seed
-            + ": " + script.completed + " writes (max wait " + script.maxWriteWaitNs / 1_000 + " us), " + script.reads
-            + " reads (max wait " + script.maxReadWaitNs / 1_000 + " us)");
+            + (grants ? "" : " (no reader grants)") + ": " + script.completed + " writes (max wait "
+            + script.maxWriteWaitNs / 1_000 + " us), " + script.reads + " reads (max wait "
+            + script.maxReadWaitNs / 1_000 + " us)");
         assertThat(result.invariantsOk()).as(run.encodePrettily()).isTrue();
-        assertThat(script.stale).as("reads that missed a write completed before their SLock was granted").isEmpty();
-        for (int i = 0; i < script.written.size(); i++) {
-            assertThat(script.written.get(i)).as("write " + i + " (each write sees every earlier one)")
-                .isEqualTo(i + 1L);
+        script.assertCoherent(spec);
+        if (writerBound) {
+            assertThat(script.maxWriteWaitNs).as("the longest XLock wait").isLessThan(WRITER_BOUND_NS);
         }
-        assertThat(spec.counted()).as("the memory nodes' counter after the run").isEqualTo(script.completed);
-        assertThat(script.maxWriteWaitNs).as("the longest XLock wait").isLessThan(WRITER_BOUND_NS);
         assertThat(script.completed).as("writes").isGreaterThanOrEqualTo(5L * writers);
         assertThat(script.reads).as("reads").isGreaterThan(50);
-        // TODO(selcc21): the readers' side is not bounded yet. With two writers a reader's SLock waited up to 1.06 ms
-        // of this 1.2 ms run (each reader's acquisition costs three atomics on the hot word, ~50 us each as they
-        // queue, and a holder busy with a case-2 handover drops the other readers' PeerRd): package doc.
+        return script;
     }
 
     /** Before the fix the writer's first XLock waited until the readers stopped, the whole run (1.2 ms). */
     private static final long WRITER_BOUND_NS = 800_000;
 
-    /** The roles' steps and what they saw (one client a compute node; role = participant number - 1). */
-    private static final class Script {
-        private final int writers;
-        private final int readerMinNs;
-        private final int readerSpanNs;
-        long completed;
-        long reads;
-        long maxWriteWaitNs;
-        long maxReadWaitNs;
-        final List<Long> written = new ArrayList<>();
-        final List<String> stale = new ArrayList<>();
-
-        Script(final int writers, final int readerMinNs, final int readerMaxNs) {
-            this.writers = writers;
-            this.readerMinNs = readerMinNs;
-            this.readerSpanNs = readerMaxNs - readerMinNs;
-        }
-
-        Future<Long> step(final TxnRuntime runtime, final SplittableRandom random) {
-            final long start = runtime.timers().nowNs();
-            final int role = runtime.peerLoops().number() - 1;
-            final Gcl gcl = Gcl.of("selcc", runtime);
-            final long x = gcl.region().pointer(0, 1);
-            final long pause = role < writers ? 5_000 + random.nextInt(15_000)
-                : readerMinNs + random.nextInt(readerSpanNs);
-            final Future<?> done = runtime.timers().after(1 + pause).compose(p -> role < writers
-                ? write(runtime, gcl, x) : read(runtime, gcl, x, random.nextInt(1_000)));
-            return done.map(v -> runtime.timers().nowNs() - start);
-        }
-
-        private Future<Void> write(final TxnRuntime runtime, final Gcl gcl, final long x) {
-            final long asked = runtime.timers().nowNs();
-            return gcl.xLock(x).compose(h -> {
-                maxWriteWaitNs = Math.max(maxWriteWaitNs, runtime.timers().nowNs() - asked);
-                final long v = h.data().getLong(GclSpec.COUNTER) + 1;
-                h.data().putLong(GclSpec.COUNTER, v);
-                h.written(GclSpec.COUNTER, 8);
-                return gcl.unlockWritten(h).map(u -> {
-                    written.add(v);
-                    completed++;
-                    return null;
-                });
-            });
-        }
-
-        private Future<Void> read(final TxnRuntime runtime, final Gcl gcl, final long x, final long holdNs) {
-            final long asked = runtime.timers().nowNs();
-            return gcl.sLock(x).compose(h -> {
-                maxReadWaitNs = Math.max(maxReadWaitNs, runtime.timers().nowNs() - asked);
-                final long floor = completed;
-                final long v = h.data().getLong(GclSpec.COUNTER);
-                reads++;
-                if (v < floor) {
-                    stale.add("participant " + runtime.peerLoops().number() + " read " + v + " after " + floor
-                        + " writes completed");
-                }
-                return runtime.timers().after(1 + holdNs).map(t -> {
-                    if (completed != floor) { // a writer held the line Exclusive beside this Shared latch
-                        stale.add("participant " + runtime.peerLoops().number() + " held the line Shared (value " + v
-                            + ") while " + (completed - floor) + " writes completed");
-                    }
-                    gcl.unlock(h);
-                    return null;
-                });
-            });
-        }
-    }
+    /** Without the grants a reader's SLock waited 804-1,063 us with two writers; with them at most 578 us. */
+    private static final long READER_BOUND_NS = 700_000;
 }

@@ -1,17 +1,10 @@
 package io.scythe.sim;
 
 import io.scythe.bench.workload.GclSpec;
-import io.scythe.txn.TxnRuntime;
-import io.scythe.txn.selcc.Gcl;
 import io.scythe.txn.selcc.LineCache;
-import io.vertx.core.Future;
 import io.vertx.core.json.JsonObject;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
-
-import java.util.ArrayList;
-import java.util.List;
-import java.util.SplittableRandom;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -45,7 +38,7 @@ class SelccNewSharerSimTest extends SimVertxTest {
         final GclSpec spec = new GclSpec(2, 256, 2);
         final SimOptions options = new SimOptions().protocol("selcc-2pl").computeNodes(WRITERS + READERS)
             .loopsPerComputeNode(1).clientsPerComputeNode(1).memoryNodes(2).durationNs(400_000).seed(seed);
-        final Script script = new Script();
+        final HotLineScript script = new HotLineScript(WRITERS, 2_000, 10_000);
         final SimResult result = new Simulation(options, spec).operation(script::step).run(vertx);
         final JsonObject run = result.run().toJson();
         final JsonObject sim = run.getJsonObject("sim");
@@ -55,67 +48,9 @@ class SelccNewSharerSimTest extends SimVertxTest {
             + joined + " new sharers met in case 3; " + sim.getJsonObject("paths_taken"));
         assertThat(result.invariantsOk()).as(run.encodePrettily()).isTrue();
         assertThat(sim.getBoolean("quiescent")).as(sim.encode()).isTrue();
-        assertThat(script.stale).as("reads that missed a write completed before their SLock was granted").isEmpty();
-        assertThat(script.written).as("values written, in order").hasSize((int) script.completed);
-        for (int i = 0; i < script.written.size(); i++) {
-            assertThat(script.written.get(i)).as("write " + i + " (each write sees every earlier one)")
-                .isEqualTo(i + 1L);
-        }
-        assertThat(spec.counted()).as("the memory nodes' counter after the run").isEqualTo(script.completed);
+        script.assertCoherent(spec);
         assertThat(script.reads).as("reads").isGreaterThan(50);
         assertThat(script.completed).as("writes").isPositive();
         assertThat(joined).as("case 3 acquisitions a new sharer joined: " + sim.encode()).isPositive();
-    }
-
-    /** The roles' steps and what they saw (one client a compute node; role = participant number - 1). */
-    private static final class Script {
-        long completed;
-        long reads;
-        final List<Long> written = new ArrayList<>();
-        final List<String> stale = new ArrayList<>();
-
-        Future<Long> step(final TxnRuntime runtime, final SplittableRandom random) {
-            final long start = runtime.timers().nowNs();
-            final int role = runtime.peerLoops().number() - 1;
-            final Gcl gcl = Gcl.of("selcc", runtime);
-            final long x = gcl.region().pointer(0, 1);
-            final long pause = role < WRITERS ? 5_000 + random.nextInt(15_000) : 2_000 + random.nextInt(8_000);
-            final Future<?> done = runtime.timers().after(1 + pause).compose(p -> role < WRITERS ? write(gcl, x)
-                : read(runtime, gcl, x, random.nextInt(1_000)));
-            return done.map(v -> runtime.timers().nowNs() - start);
-        }
-
-        private Future<Void> write(final Gcl gcl, final long x) {
-            return gcl.xLock(x).compose(h -> {
-                final long v = h.data().getLong(GclSpec.COUNTER) + 1;
-                h.data().putLong(GclSpec.COUNTER, v);
-                h.written(GclSpec.COUNTER, 8);
-                return gcl.unlockWritten(h).map(u -> {
-                    written.add(v);
-                    completed++;
-                    return null;
-                });
-            });
-        }
-
-        private Future<Void> read(final TxnRuntime runtime, final Gcl gcl, final long x, final long holdNs) {
-            return gcl.sLock(x).compose(h -> {
-                final long floor = completed;
-                final long v = h.data().getLong(GclSpec.COUNTER);
-                reads++;
-                if (v < floor) {
-                    stale.add("participant " + runtime.peerLoops().number() + " read " + v + " after " + floor
-                        + " writes completed");
-                }
-                return runtime.timers().after(1 + holdNs).map(t -> {
-                    if (completed != floor) { // a writer held the line Exclusive beside this Shared latch
-                        stale.add("participant " + runtime.peerLoops().number() + " held the line Shared (value " + v
-                            + ") while " + (completed - floor) + " writes completed");
-                    }
-                    gcl.unlock(h);
-                    return null;
-                });
-            });
-        }
     }
 }

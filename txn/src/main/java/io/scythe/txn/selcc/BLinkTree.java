@@ -109,11 +109,30 @@ public final class BLinkTree {
         this.rtsAt = gcl.dataBytes() - TIMESTAMP_BYTES;
         this.leafCapacity = (gcl.dataBytes() - ENTRIES - reserve(timestamped)) / leafEntry;
         this.innerCapacity = (gcl.dataBytes() - ENTRIES) / 16;
-        if (leafCapacity < 3 || innerCapacity < 3) {
-            throw new IllegalArgumentException("lines of " + gcl.dataBytes() + " data bytes hold " + leafCapacity
-                + " leaf entries of " + valueBytes + "-byte values and " + innerCapacity + " separators: a B-link "
-                + "node needs at least 3 of each");
+        checkRoom(gcl.dataBytes(), valueBytes, timestamped);
+    }
+
+    /**
+     * Refuses lines of {@code dataBytes} data bytes that hold fewer than 3 leaf entries of {@code valueBytes}-byte
+     * values (after a timestamped leaf's {@link #TIMESTAMP_BYTES}) or fewer than 3 separators: what the constructor
+     * checks, callable before a run loads anything (issue 21: a {@code selcc-to} run on lines too small for its
+     * timestamps started no transaction and ended "not quiescent"). The message names the least that fits.
+     */
+    public static void checkRoom(final int dataBytes, final int valueBytes, final boolean timestamped) {
+        final int leafEntry = leafEntryBytes(valueBytes);
+        final int leaf = (dataBytes - ENTRIES - reserve(timestamped)) / leafEntry;
+        final int inner = (dataBytes - ENTRIES) / 16;
+        if (leaf < 3 || inner < 3) {
+            throw new IllegalArgumentException("lines of " + dataBytes + " data bytes hold " + Math.max(0, leaf)
+                + " leaf entries of " + valueBytes + "-byte values" + (timestamped ? " (after " + TIMESTAMP_BYTES
+                + " bytes of TO timestamps)" : "") + " and " + Math.max(0, inner) + " separators: a B-link node "
+                + "needs at least 3 of each, so at least " + minDataBytes(valueBytes, timestamped) + " data bytes");
         }
+    }
+
+    /** The fewest data bytes a line needs for a tree of {@code valueBytes}-byte values ({@link #checkRoom}). */
+    public static int minDataBytes(final int valueBytes, final boolean timestamped) {
+        return ENTRIES + Math.max(3 * leafEntryBytes(valueBytes) + reserve(timestamped), 3 * 16);
     }
 
     static int leafEntryBytes(final int valueBytes) {

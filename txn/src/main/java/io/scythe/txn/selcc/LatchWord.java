@@ -93,7 +93,21 @@ public final class LatchWord {
         if (from == reader) {
             throw new IllegalArgumentException("participant " + from + " cannot downgrade to itself as reader");
         }
-        return -exclusive(from) + bit(from) + bit(reader);
+        return downgradeAll(from, bit(reader));
+    }
+
+    /**
+     * FAA delta of handover case 2 to several readers at once: {@code from} gives up Exclusive and it and every
+     * participant of {@code readers} (a bitmap of {@link #bit}s, each clear in the word: they undid their Shared FAAs
+     * before they asked) hold Shared, {@code (-from, bit(from) | readers)}. The one atomic that grants every reader
+     * the holder remembered (issue 21, selread); {@link #downgrade(int, int)} is its one-reader case.
+     */
+    public static long downgradeAll(final int from, final long readers) {
+        if (readers == 0 || (readers & ~READERS_MASK) != 0 || (readers & bit(from)) != 0) {
+            throw new IllegalArgumentException("participant " + from + " cannot downgrade to readers "
+                + toString(readers) + ": a non-empty bitmap without its own bit is needed");
+        }
+        return -exclusive(from) + bit(from) + readers;
     }
 
     /** Whether {@code previous} (what a Shared FAA returned) means the Shared was not taken: an X holder shows. */

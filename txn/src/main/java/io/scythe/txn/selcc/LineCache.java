@@ -244,6 +244,8 @@ public final class LineCache {
         int writerPriority;
         /** The step it is busy with is an upgrade (S -> M) of this participant. */
         boolean upgrading;
+        /** The step it is busy with serves an invalidation (a handover or a release, {@link #serve}). */
+        boolean serving;
         /**
          * A lower participant's invalidation reached this frame mid-upgrade (the symmetric upgrade race): this upgrade
          * yields, dropping its Shared before it posts another CAS, and takes the line by the fallback. 0: none.
@@ -305,6 +307,22 @@ public final class LineCache {
     private final boolean forwarding = handover && SelccModule.feature("forwarding");
     private final boolean batchedEviction = SelccModule.feature("batchedEviction");
     private final boolean dirtyBounds = SelccModule.feature("dirtyBounds");
+    /**
+     * Issue 21 (selread, selcc23): the readers' side of a hot line ({@code scythe.selcc.readerGrants}; its default is
+     * the property's below). A case-2 holder grants every PeerRd it remembered in its one downgrade FAA
+     * ({@link LatchWord#downgradeAll}; the paper, §5.3.2, hands ownership to the one highest-priority sender: Shared
+     * being no exclusive ownership, every remembered reader at or above the remembered writers' top priority gets it in
+     * the same atomic, our departure), and a PeerRd that reaches a holder busy serving another invalidation (a
+     * handover or a release) waits for that step to land and is then answered from the state it leaves ("not held":
+     * the line is Shared, the reader's next FAA takes it; or it has another holder, the reader asks that one) instead
+     * of being dropped. That
+     * second rule departs from §5.1.2, whose three drop conditions drop it and let the reader resend after
+     * C·RTT/N_r: the wait is for a verb in flight, never a lock, and the answer is what the resend would have found.
+     * OFF by default: with it, two writers' longest XLock wait goes past SelccHotLineFairnessSimTest's writer bound
+     * (945-1,523 us; 604-663 us without) while the readers' falls (288-578 us; 804-1,063 us without). TODO(selread),
+     * package doc: what selcc23 ruled out.
+     */
+    private final boolean readerGrants = Boolean.parseBoolean(System.getProperty("scythe.selcc.readerGrants", "false"));
     private final ReaderSpin readerSpin = new ReaderSpin(SelccModule.spinNs(), SelccModule.SPIN_MIN_PRIORITY,
         Math.max(SelccModule.SPIN_MIN_PRIORITY, deferPriorityCap));
     private final LinkedHashMap<Line, Frame> frames = new LinkedHashMap<>(1024, 0.75f, true);
@@ -633,6 +651,7 @@ public final class LineCache {
             f.busy = false;
             f.acquiring = false;
             f.upgrading = false;
+            f.serving = false;
             f.yieldTo = 0;
             f.pending = null;
         });
@@ -1437,10 +1456,21 @@ public final class LineCache {
         }
         // Cluster nodes: a recovery told after this, or a release of its incarnation, names its sender dead.
         final Told told = told(requester, request.client());
-        final Frame f = frames.get(line);
         if (kind == Invalidation.PEER_WR_SHARED) {
+            final Frame f = frames.get(line);
             readerSpin.writerWaiting(line, priority, runtime.timers().nowNs(), f == null ? 0 : f.atomicRttNs);
         }
+        decide(kind, requester, priority, senderMayWait, line, to, told, responder, false);
+    }
+
+    /**
+     * What {@link #handle} does with a parsed invalidation on this loop's frame of {@code line}; {@code waited}: it
+     * waited once already for a serve in flight (it is not kept twice).
+     */
+    private void decide(final int kind, final int requester, final int priority, final boolean senderMayWait,
+                        final Line line, final Slot to, final Told told, final RpcResponder responder,
+                        final boolean waited) {
+        final Frame f = frames.get(line);
         if (f == null || f.memo == Memo.I) {
             responder.reply(Invalidation.status(Invalidation.NOT_HELD)); // invalidated or evicted already
             return;
@@ -1456,6 +1486,23 @@ public final class LineCache {
         if (kind == Invalidation.PEER_RD && f.memo == Memo.M && priority < f.writerPriority) {
             Stats.count("drop kind 1 priority matching");
             responder.reply(Invalidation.status(Invalidation.DROPPED)); // the reader must have aged to the writer's
+            return;
+        }
+        if (kind == Invalidation.PEER_RD && readerGrants && f.memo == Memo.S && !f.busy) {
+            // Outdated (it downgraded meanwhile, to this reader or another): the reader's next FAA takes the line, in
+            // use here or not. Before selread it was dropped while a local reader held the frame (a resend interval).
+            Stats.count("PeerRd to a Shared copy: not held");
+            responder.reply(Invalidation.status(Invalidation.NOT_HELD));
+            return;
+        }
+        if (kind == Invalidation.PEER_RD && readerGrants && f.busy && f.serving && f.pending != null && !waited) {
+            // Busy handing the line over (or downgrading it to another reader): answered once that lands, from the
+            // state it leaves (Shared: "not held", the reader's next FAA takes the line with the copy just flushed,
+            // §4.4.2's "future concurrent readers"; another holder: "not held", the reader asks that one). A wait
+            // for a verb in flight, never for a lock: no deadlock, whatever the sender holds.
+            Stats.count("PeerRd kept until the serve in flight landed");
+            f.pending.onComplete(done -> decide(kind, requester, priority, senderMayWait, line, to, told,
+                responder, true));
             return;
         }
         if (!f.idle()) {
@@ -1528,6 +1575,10 @@ public final class LineCache {
         final Waiting best = highest(waiting);
         waiting.remove(best);
         Stats.count("served deferred kind " + best.kind);
+        if (readerGrants && handover && best.kind == Invalidation.PEER_RD && f.memo == Memo.M) {
+            downgrade(f, readersWith(best, waiting, me)).onComplete(done -> notHeld(waiting));
+            return;
+        }
         serve(f, best.kind, best.requester, best.to, best.told, best.responder).onComplete(done -> notHeld(waiting));
     }
 
@@ -1538,6 +1589,35 @@ public final class LineCache {
             f.waiting = null;
             notHeld(waiting);
         }
+    }
+
+    /**
+     * {@code best} (a PeerRd) and every other remembered PeerRd of a participant other than this one and the ones
+     * already taken, of a priority no remembered writer's exceeds (§5.3.2's order: a starved writer is not made to
+     * invalidate more readers than those ahead of it), taken out of {@code waiting}: the readers one case-2 FAA grants
+     * ({@link #downgrade}). Precondition: {@code waiting} is what {@link #localReleased} kept (invalidations from
+     * participants recovered since were answered there); {@link #downgrade} does not repeat {@link #serve}'s
+     * outdated and recovered checks for the extra readers, so a new caller must filter them alike.
+     */
+    static List<Waiting> readersWith(final Waiting best, final List<Waiting> waiting, final int me) {
+        int writers = 0;
+        for (final Waiting w : waiting) {
+            if (w.kind != Invalidation.PEER_RD) {
+                writers = Math.max(writers, w.priority);
+            }
+        }
+        final List<Waiting> readers = new ArrayList<>(List.of(best));
+        long bits = LatchWord.bit(best.requester);
+        for (final java.util.Iterator<Waiting> it = waiting.iterator(); it.hasNext(); ) {
+            final Waiting w = it.next();
+            if (w.kind == Invalidation.PEER_RD && w.priority >= writers && w.requester != me
+                && (bits & LatchWord.bit(w.requester)) == 0) {
+                bits |= LatchWord.bit(w.requester);
+                readers.add(w);
+                it.remove();
+            }
+        }
+        return readers;
     }
 
     /** The remembered invalidation served first: the highest priority, the earliest among equals. */
@@ -1588,6 +1668,69 @@ public final class LineCache {
     }
 
     /**
+     * Handover case 2 (§4.4.2) to every reader of {@code readers} (PeerRd from distinct participants other than this
+     * one, their senders not recovered; the frame Modified and idle): the dirty range flushed and ONE FAA of
+     * {@code (-me, bit(me) | their bits)} ({@link LatchWord#downgradeAll}), the copy forwarded to each in parallel,
+     * then each answered as a one-reader case 2 is. Granting them all at once (issue 21, selread) is this
+     * implementation's reading of §5.3.2's remembered messages: the paper hands ownership to the highest-priority
+     * sender, and when that is a reader, Shared is no exclusive ownership, so every remembered reader can have it in
+     * the same atomic (each of their bits was clear: a reader undoes its Shared FAA before it asks, and asks once).
+     */
+    private Future<Void> downgrade(final Frame f, final List<Waiting> readers) {
+        f.serving = true;
+        long bits = 0;
+        final List<Future<Boolean>> forwarded = new ArrayList<>(readers.size());
+        final List<String> pending = new ArrayList<>(readers.size());
+        for (final Waiting r : readers) {
+            bits |= LatchWord.bit(r.requester);
+            forwarded.add(forwardTo(f, r.requester, r.to, false, DirtyBounds.CLEAN));
+            pending.add(pendingTo(r.told));
+        }
+        if (readers.size() > 1) {
+            Stats.count("case 2 readers granted in one FAA " + readers.size());
+        }
+        final long delta = LatchWord.downgradeAll(me, bits);
+        return busy(f, () -> Future.all(Future.all(forwarded), mustLand("a case-2 handover",
+            () -> channel(f).compose(ch -> {
+                final Doorbell batch = ch.doorbell();
+                addFlush(batch, f);
+                batch.fetchAndAdd(f.latchAddress(), f.rkey, delta);
+                return batch.post();
+            })).compose(v -> {
+                Future<Void> checked = Future.succeededFuture();
+                for (final Waiting r : readers) {
+                    checked = checked.compose(c -> unlessRecoveredMeanwhile(f, r.requester, r.told,
+                        LatchWord.bit(r.requester)));
+                }
+                return checked;
+            }))).transform(done -> {
+                if (done.failed()) {
+                    // In doubt (the loop gave up: the FAA may still land): pending for good, so this loop never
+                    // acknowledges the requesters' incarnations to the recovery barrier (issue 21 review, finding 5).
+                    for (final Waiting r : readers) {
+                        r.responder.fail(Invalidation.HANDOVER_IN_DOUBT, String.valueOf(done.cause()));
+                    }
+                    return Future.succeededFuture();
+                }
+                pending.forEach(this::settledOne);
+                f.memo = Memo.S;
+                f.dirty = DirtyBounds.CLEAN;
+                f.headerDirty = false;
+                f.wanted = false; // the lease's counters stop: the participant that wanted it got it
+                f.sinceWanted = 0;
+                for (int i = 0; i < readers.size(); i++) {
+                    final Waiting r = readers.get(i);
+                    final boolean copied = forwarded.get(i).result();
+                    watchLate(f, r.requester, r.to, copied, r.told, LatchWord.bit(r.requester));
+                    r.responder.reply(!forwarding ? Invalidation.status(Invalidation.GRANTED)
+                        : copied ? Invalidation.status(Invalidation.FORWARDED)
+                        : Invalidation.granted(f.image, f.lineBytes, false, DirtyBounds.CLEAN));
+                }
+                return Future.succeededFuture();
+            });
+    }
+
+    /**
      * Serves an invalidation on an idle frame: discards an outdated one, else hands over (cases 1, 2) or releases (3).
      * A copy goes to the sender by one-sided WRITE into its receive slot ({@code to}, §4.4.1) at once, in parallel with
      * the handover FAA (case 1) or with the case-2 flush and FAA; the answer ({@link Invalidation#FORWARDED}) waits for
@@ -1605,6 +1748,7 @@ public final class LineCache {
             responder.reply(Invalidation.status(Invalidation.DROPPED));
             return Future.succeededFuture();
         }
+        f.serving = true; // set for busy(): a PeerRd meanwhile waits for this step ({@link #readerGrants})
         if (!handover && f.memo == Memo.M) { // Fig. 7a's baseline: release (flushed), the requester retries
             return busy(f, () -> mustLand("a release asked for (no handover)", () -> channel(f).compose(ch -> {
                 final Doorbell batch = ch.doorbell();
@@ -1628,32 +1772,7 @@ public final class LineCache {
             });
         }
         if (kind == Invalidation.PEER_RD) { // case 2: flush, both Shared, forward
-            final Future<Boolean> forwarded = forwardTo(f, requester, to, false, DirtyBounds.CLEAN);
-            final String pending = pendingTo(told);
-            return busy(f, () -> Future.all(forwarded, mustLand("a case-2 handover", () -> channel(f).compose(ch -> {
-                final Doorbell batch = ch.doorbell();
-                addFlush(batch, f);
-                batch.fetchAndAdd(f.latchAddress(), f.rkey, LatchWord.downgrade(me, requester));
-                return batch.post();
-            })).compose(v -> unlessRecoveredMeanwhile(f, requester, told, LatchWord.bit(requester))))).transform(done -> {
-                if (done.failed()) {
-                    // In doubt (the loop gave up: the FAA may still land): pending for good, so this loop never
-                    // acknowledges the requester's incarnation to the recovery barrier (issue 21 review, finding 5).
-                    responder.fail(Invalidation.HANDOVER_IN_DOUBT, String.valueOf(done.cause()));
-                    return Future.succeededFuture();
-                }
-                settledOne(pending);
-                f.memo = Memo.S;
-                f.dirty = DirtyBounds.CLEAN;
-                f.headerDirty = false;
-                f.wanted = false; // the lease's counters stop: the participant that wanted it got it
-                f.sinceWanted = 0;
-                watchLate(f, requester, to, forwarded.result(), told, LatchWord.bit(requester));
-                responder.reply(!forwarding ? Invalidation.status(Invalidation.GRANTED)
-                    : forwarded.result() ? Invalidation.status(Invalidation.FORWARDED)
-                    : Invalidation.granted(f.image, f.lineBytes, false, DirtyBounds.CLEAN));
-                return Future.succeededFuture();
-            });
+            return downgrade(f, List.of(new Waiting(kind, requester, 0, responder, to, told)));
         }
         final boolean modified = f.memo == Memo.M;
         final long delta = modified ? LatchWord.handover(me, requester) : LatchWord.unshare(me);

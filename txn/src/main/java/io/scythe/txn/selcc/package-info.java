@@ -513,11 +513,30 @@
  *       4 us at most), and the reader spin window is the priority times the larger of {@code spinNs} and the
  *       reader's last atomic round trip on the line (the hot word's atomics queue: 50-60 us each with four readers,
  *       so a 2 us unit closed long before the writer's CAS landed). Now the longest XLock wait is 351-722 us and
- *       7-35 writes a run. TODO (not fixed): the readers' side is not bounded. With two writers a reader's SLock
- *       waited up to 1.06 ms of the 1.2 ms run: each reader acquisition costs three atomics on the hot word (FAA,
- *       undo, the holder's case-2 FAA), and a holder busy with one case-2 handover drops the other readers' PeerRd
- *       (they resend). Granting every waiting reader in the one case-2 FAA (all their bits at once) is the likely
- *       fix; not done. Liveness only (the checks hold). The window's priority is capped at the deferral cap
+ *       7-35 writes a run. The readers' side (selread, {@code scythe.selcc.readerGrants}, OFF by default: see its end): with two
+ *       writers a reader's SLock had waited up to 1.06 ms of the 1.2 ms run, as each reader acquisition costs three
+ *       atomics on the hot word (FAA, undo, the holder's case-2 FAA) and a holder busy with one handover dropped the
+ *       other readers' PeerRd (they resent after an interval). Now a holder's case-2 FAA grants every PeerRd it
+ *       remembered at once ({@code LatchWord#downgradeAll}, {@code (-me, bit(me) | their bits)}; readers behind a
+ *       remembered writer's priority are left out), a PeerRd reaching a holder busy serving another invalidation
+ *       waits for that step to land and is answered "not held" from the state it leaves (the line Shared: the
+ *       reader's next FAA takes it with the copy just flushed, §4.4.2's "future concurrent readers"; another holder:
+ *       the reader asks that one), and a PeerRd reaching a Shared copy is "not held" at once. The paper is silent on
+ *       several readers asking one holder; this is our reading, a departure from §5.3.2 (one highest-priority sender
+ *       gets ownership) and, for the wait on a busy holder, from §5.1.2 (a busy holder drops, the reader resends after
+ *       C·RTT/N_r). Measured ({@code SelccHotLineFairnessSimTest}):
+ *       readers' longest SLock wait 288-578 us over the six cases (804-1,063 us without, two writers), reads 132-207
+ *       against 95-99; but two writers' longest XLock wait rose to 945-1,523 us (604-663 without), past the
+ *       writers' bound, so it is OFF by default. TODO(selread): bound both sides at once. Ruled out by selcc23
+ *       (each variant gave the six cases' numbers byte for byte, 1,523/945 us for two writers): none of the three
+ *       grant paths while a writer's PeerWrShared spin window was open at the answering participant, or while a
+ *       remembered writer waited there; only one reader a case-2 FAA; no immediate "not held" to a Shared copy at all;
+ *       the wait on a busy holder only while it served a reader; the reader spin window re-checked at every round.
+ *       By elimination the writers' loss is the wait of a PeerRd on a holder busy with a case-2 downgrade (answered
+ *       once it lands, the reader's next FAA joins at once instead of a resend interval later); not traced, an
+ *       inference. Next: trace "2 writers, seed 1" and gate that wait on the writers' PeerWr heard at the holder
+ *       (a PeerWr to an X holder sets no reader spin window today).
+ *       The window's priority is capped at the deferral cap
  *       ({@code scythe.selcc.deferCap}, 8; selcc21b: priorities now age to 255).
  *       What held selcc21 back (selcc21b; found by selcc22): with it
  *       {@code BLinkTreeSimTest#shouldCommitTransactionsThroughTheTreeInASerialOrder} selcc-to seed 2 (8 frames) never

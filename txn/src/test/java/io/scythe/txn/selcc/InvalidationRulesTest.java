@@ -66,4 +66,21 @@ class InvalidationRulesTest {
         assertThat(LineCache.highest(List.of(first))).isSameAs(first);
         assertThatThrownBy(() -> LineCache.highest(List.of())).isInstanceOf(IllegalArgumentException.class);
     }
+
+    @Test
+    void shouldGrantEveryRememberedReaderAheadOfTheWritersInOneDowngrade() {
+        final LineCache.Waiting best = new LineCache.Waiting(Invalidation.PEER_RD, 3, 5, null);
+        final LineCache.Waiting writer = new LineCache.Waiting(Invalidation.PEER_WR, 2, 3, null);
+        final LineCache.Waiting reader = new LineCache.Waiting(Invalidation.PEER_RD, 4, 3, null);
+        final LineCache.Waiting behind = new LineCache.Waiting(Invalidation.PEER_RD, 6, 2, null);
+        final LineCache.Waiting again = new LineCache.Waiting(Invalidation.PEER_RD, 3, 4, null);
+        final LineCache.Waiting self = new LineCache.Waiting(Invalidation.PEER_RD, 7, 9, null);
+        final List<LineCache.Waiting> waiting = new java.util.ArrayList<>(List.of(writer, reader, behind, again, self));
+        assertThat(LineCache.readersWith(best, waiting, 7)).containsExactly(best, reader);
+        assertThat(waiting).as("the ones left: answered \"not held\" once the downgrade landed")
+            .containsExactly(writer, behind, again, self);
+        final List<LineCache.Waiting> readersOnly = new java.util.ArrayList<>(List.of(behind));
+        assertThat(LineCache.readersWith(best, readersOnly, 7)).containsExactly(best, behind);
+        assertThat(readersOnly).isEmpty();
+    }
 }

@@ -58,6 +58,21 @@ class LatchWordTest {
     }
 
     @Test
+    void shouldDowngradeToEveryRememberedReaderInOneFaa() {
+        final long word = LatchWord.exclusive(58) | LatchWord.bit(3); // 3's transient bit: its undo is in flight
+        final long readers = LatchWord.bit(1) | LatchWord.bit(7) | LatchWord.bit(57);
+        final long after = LatchWord.add(word, LatchWord.downgradeAll(58, readers));
+        assertThat(LatchWord.holder(after)).isZero();
+        assertThat(LatchWord.readers(after)).isEqualTo(LatchWord.bit(58) | readers | LatchWord.bit(3));
+        assertThat(LatchWord.downgradeAll(5, LatchWord.bit(2))).isEqualTo(LatchWord.downgrade(5, 2));
+        assertThatThrownBy(() -> LatchWord.downgradeAll(4, 0)).isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> LatchWord.downgradeAll(4, LatchWord.bit(4) | LatchWord.bit(1)))
+            .isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> LatchWord.downgradeAll(4, LatchWord.exclusive(1)))
+            .isInstanceOf(IllegalArgumentException.class);
+    }
+
+    @Test
     void shouldUndoSharedWhenAnExclusiveHolderShows() {
         final long word = LatchWord.exclusive(9);
         final long previous = word; // what the FAA returned
