@@ -84,9 +84,10 @@ public final class SerializabilityChecker {
         /** The verdict as lines for a terminal. */
         public List<String> lines() {
             final List<String> out = new ArrayList<>();
+            final String levels = (inDoubt == 0 ? "" : " (" + inDoubt + " in doubt)") + (readCommitted == 0 ? ""
+                : " (" + readCommitted + " at read committed, checked at that level)");
             out.add(String.format("%s: %d transactions%s, %d edges (ww %d, wr %d, rw %d)", label, transactions,
-                (inDoubt == 0 ? "" : " (" + inDoubt + " in doubt)") + (readCommitted == 0 ? ""
-                    : " (" + readCommitted + " at read committed, checked at that level)"), edgesByKind[0] + edgesByKind[1] + edgesByKind[2],
+                levels, edgesByKind[0] + edgesByKind[1] + edgesByKind[2],
                 edgesByKind[0], edgesByKind[1], edgesByKind[2]));
             if (impossibleCount > 0) {
                 out.add("IMPOSSIBLE HISTORY: " + impossibleCount + " problem(s)" + (impossibleCount > impossible.size()

@@ -270,7 +270,7 @@ public final class TpccSpec implements OltpSpec {
         final int threshold = 10 + r.nextInt(11);
         return new Drawn("StockLevel", txn -> {
             if (!STOCK_LEVEL_SERIALIZABLE) {
-                txn.declareReadCommitted(); // clause 2.8.2.3 ({@link #STOCK_LEVEL_SERIALIZABLE})
+                txn.declareReadCommitted(); // clause 2.8.2.3 (STOCK_LEVEL_SERIALIZABLE's doc)
             }
             return Tpcc.stockLevel(txn, w, d, threshold).map(low -> 0L);
         }, w, true);

@@ -50,16 +50,19 @@
  * fails, a write fails the commit (it is read-only). The claim, <b>Adya's PL-2</b> (no G0, G1a, G1b, G1c) for these
  * attempts among serializable (PL-3) ones, and why it holds:
  * <ul>
- *   <li><b>Every value read is committed (G1a, G1b).</b> Scythe's write-back starts after the commit point (redo record
- *   durable, validation passed), so a value a write-back put in memory is committed, even while its version WRITE and
- *   unlocking FAA are still in flight. The only uncommitted values memory ever holds are an insert's, written by
+ *   <li><b>Every value read is committed or in doubt (G1a, G1b).</b> Scythe's write-back starts after the commit point
+ *   (validation passed; with a redo log, its record durable), so a value a write-back put in memory is committed, even
+ *   while its version WRITE and unlocking FAA are still in flight. Without a redo log a compute node that dies mid
+ *   write-back leaves part of a decided transaction's values that nothing finishes or undoes: such a value is in doubt
+ *   (the checker places its version), as it is for an OCC reader today. The only uncommitted values memory ever holds are an insert's, written by
  *   {@code Table#insertLocked} at its inserter's lock stage: a new object held by its first ticket ({@code upper} 0,
  *   {@code lower} above it, a version above the loaded one: {@code ScytheTxn#insertInFlight}) is READ again after
  *   20 us, up to 20 times, then the attempt aborts ({@code locked}). <b>Not detected, TODO scythe-rc-revive</b>: a
  *   deleted key revived in place by an insert not yet committed looks like any held object; its value could be read
  *   before its inserter commits. The history checker reports such a read (the revival's version, old + 1, is never a
  *   committed one: its inserter installs a larger one, or abandons it with a larger one), and StockLevel reads only
- *   tables nothing deletes (DISTRICT, ORDER, ORDER_LINE, STOCK).</li>
+ *   tables nothing deletes (DISTRICT, ORDER, ORDER_LINE, STOCK). Until it is built, {@code declareReadCommitted} is for
+ *   reads of tables without deletes (stop-58 review 3: a schema has no such flag to refuse on yet).</li>
  *   <li><b>No cycle of ww and wr edges through it (G0, G1c).</b> It writes nothing, so it has no ww edge and no wr edge
  *   out; a cycle through it leaves it by an rw edge (an anti-dependency of one of its reads), which PL-2 allows and the
  *   checker does not count for it (not obligatory in Adya's mixed histories). The serializable transactions' edges
