@@ -707,7 +707,13 @@ public final class Simulation {
                     @Override
                     public void committed(final long txnId, final long commitTs,
                                           final List<io.scythe.txn.Access> accesses) {
-                        recordCommit(txnId, commitTs, accesses);
+                        recordCommit(txnId, commitTs, accesses, false);
+                    }
+
+                    @Override
+                    public void committedReadCommitted(final long txnId, final long commitTs,
+                                                       final List<io.scythe.txn.Access> accesses) {
+                        recordCommit(txnId, commitTs, accesses, true); // checked at its level (stop-58 review 1)
                     }
 
                     @Override
@@ -843,7 +849,8 @@ public final class Simulation {
 
     // ------------------------------------------------------------------------------------------------- running
 
-    private void recordCommit(final long txnId, final long commitTs, final List<io.scythe.txn.Access> accesses) {
+    private void recordCommit(final long txnId, final long commitTs, final List<io.scythe.txn.Access> accesses,
+                              final boolean readCommitted) {
         recordedCommits++;
         if (crashed != null ? crashed.committed(txnId, accesses)
             : partitionReports != null && partitionReports.commitRepeats(accesses)) {
@@ -855,7 +862,11 @@ public final class Simulation {
             tally.recorded(txnId);
         }
         for (final io.scythe.txn.HistoryRecorder r : recorders) {
-            r.committed(txnId, commitTs, accesses);
+            if (readCommitted) {
+                r.committedReadCommitted(txnId, commitTs, accesses);
+            } else {
+                r.committed(txnId, commitTs, accesses);
+            }
         }
     }
 

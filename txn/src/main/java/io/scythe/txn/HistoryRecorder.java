@@ -30,6 +30,16 @@ public interface HistoryRecorder {
     void committed(long txnId, long commitTs, List<Access> accesses);
 
     /**
+     * One committed transaction that ran at read committed ({@link Txn#declareReadCommitted}): read-only, every value
+     * it read committed, checked at that level only (its reads' anti-dependencies are not obligatory). Accesses as in
+     * {@link #committed}. By default recorded as {@link #committed}: a recorder that does not know the level checks it
+     * as serializable (stricter).
+     */
+    default void committedReadCommitted(final long txnId, final long commitTs, final List<Access> accesses) {
+        committed(txnId, commitTs, accesses);
+    }
+
+    /**
      * A transaction given up past its point of no return ("outcome unknown"): its redo record may be durable, its
      * write-back may have landed in part, and only the recovery of its node decides it. A checker must know the
      * versions it may have installed (a reader of one read a version somebody made) without counting it as committed.

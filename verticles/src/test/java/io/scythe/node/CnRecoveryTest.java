@@ -251,6 +251,57 @@ class CnRecoveryTest {
         checkInvariants();
     }
 
+    /**
+     * A dead node's SHARED (reader) ticket, taken as {@code scythe}'s default takes one on main (review S7): cnA's TOCC
+     * attempt reads account 6 optimistically while cnB's writer holds it and aborts ({@code locked}), which makes 6 hot
+     * for reads on cnA's loop; cnA's next TOCC attempt reads it with a shared ticket queued behind the writer (a
+     * WriteCheck-style read of an object it does not write). The writer commits, the reader holds its shared ticket
+     * and dies. Recovery releases it through the ledger, and a live writer gets account 6. Failed before S7 (the
+     * two-argument constructor meant exclusive tickets): the ledger had no shared ticket of cnA.
+     */
+    @Test
+    void shouldReleaseTheSharedTicketOfANodeKilledWhileHoldingIt() throws Exception {
+        start("scythe");
+        final EmbeddedScythe.ComputeNode dead = scythe.addComputeNode("cnA", 1L << 32);
+        final EmbeddedScythe.ComputeNode live = scythe.addComputeNode("cnB", 2L << 32);
+        final ScytheTxn holder = new ScytheTxn(live.on(loop()).runtime(), true);
+        on(() -> holder.readForUpdate("accounts", 6));
+        final ScytheTxn first = new ScytheTxn(dead.on(loop()).runtime(), true);
+        final ScytheTxn reader = new ScytheTxn(dead.on(loop()).runtime(), true);
+        final java.util.concurrent.atomic.AtomicReference<Future<?>> read =
+            new java.util.concurrent.atomic.AtomicReference<>();
+        final boolean firstFailed = on(() -> first.read("accounts", 6).transform(ar -> {
+            read.set(reader.read("accounts", 6)); // at once, on the loop: well within the heat's window
+            return first.abort().map(ar.failed());
+        }));
+        assertThat(firstFailed).as("an optimistic TOCC read of a held object aborts (and marks it hot for reads)")
+            .isTrue();
+        waitUntil(() -> lowerMinusUpper(6) == 2); // the writer's ticket and the reader's, queued behind it
+        final UnsafeBuffer v = new UnsafeBuffer(new byte[8]);
+        v.putLong(0, INITIAL);
+        on(() -> {
+            holder.write("accounts", 6, v, 0, 8);
+            return holder.commit();
+        });
+        waitUntil(() -> read.get() != null && read.get().succeeded());
+        assertThat(lowerMinusUpper(6)).as("the dead reader holds its ticket").isEqualTo(1);
+        int shared = 0;
+        for (final io.scythe.txn.scythe.TicketLedger s : tickets()) {
+            shared += on(() -> Future.succeededFuture(s.sharedHeldBy("cnA")));
+        }
+        assertThat(shared).as("cnA's ticket on account 6 is a shared one").isEqualTo(1);
+        scythe.fence("cnA");
+        final CnRecovery.Report report = recover("cnA");
+        assertThat(report.released("tickets")).isEqualTo(1);
+        assertThat(lowerMinusUpper(6)).as("its shared ticket released").isZero();
+        for (final io.scythe.txn.scythe.TicketLedger s : tickets()) {
+            assertThat(on(() -> Future.succeededFuture(s.heldBy("cnA")))).isZero();
+        }
+        liveNodesProgress(live.on(loop()), recoverer());
+        assertThat(transferOn(live.on(loop()), 6, 7, 9)).isTrue();
+        checkInvariants();
+    }
+
     @Test
     void shouldSkipTheTicketOfANodeKilledWhileQueued() throws Exception {
         start("scythe");

@@ -25,6 +25,8 @@ public final class History {
     final long[] commitTs;
     /** Given up past its point of no return: its versions are placed, but it is not a committed transaction. */
     final boolean[] inDoubt;
+    /** Ran at read committed ({@link HistoryFormat#RC_TXN}): checked at that level only. */
+    final boolean[] readCommitted;
     final int[] firstAccess;
     final int accesses;
     final int[] accessTable;
@@ -44,6 +46,7 @@ public final class History {
         seqs = Arrays.copyOf(b.seqs, transactions);
         commitTs = Arrays.copyOf(b.commitTs, transactions);
         inDoubt = Arrays.copyOf(b.inDoubt, transactions);
+        readCommitted = Arrays.copyOf(b.readCommitted, transactions);
         firstAccess = Arrays.copyOf(b.firstAccess, transactions + 1);
         firstAccess[transactions] = b.accesses;
         accesses = b.accesses;
@@ -118,6 +121,7 @@ public final class History {
         private long[] seqs = new long[1024];
         private long[] commitTs = new long[1024];
         private boolean[] inDoubt = new boolean[1024];
+        private boolean[] readCommitted = new boolean[1024];
         private int[] firstAccess = new int[1025];
         private int accesses;
         private int[] accessTable = new int[4096];
@@ -161,6 +165,7 @@ public final class History {
                 seqs = Arrays.copyOf(seqs, n);
                 commitTs = Arrays.copyOf(commitTs, n);
                 inDoubt = Arrays.copyOf(inDoubt, n);
+                readCommitted = Arrays.copyOf(readCommitted, n);
                 firstAccess = Arrays.copyOf(firstAccess, n + 1);
             }
             txnIds[transactions] = txnId;
@@ -177,6 +182,15 @@ public final class History {
                 throw new IllegalStateException("in doubt before any transaction");
             }
             inDoubt[transactions - 1] = true;
+            return this;
+        }
+
+        /** Marks the current transaction as run at read committed ({@link HistoryFormat#RC_TXN}). */
+        public Builder readCommitted() {
+            if (transactions == 0) {
+                throw new IllegalStateException("read committed before any transaction");
+            }
+            readCommitted[transactions - 1] = true;
             return this;
         }
 

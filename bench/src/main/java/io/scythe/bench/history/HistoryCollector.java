@@ -27,6 +27,13 @@ public final class HistoryCollector implements HistoryRecorder {
     }
 
     @Override
+    public synchronized void committedReadCommitted(final long txnId, final long commitTs,
+                                                    final List<Access> accesses) {
+        builder.txn(txnId, ++sequence, commitTs).readCommitted();
+        add(accesses);
+    }
+
+    @Override
     public synchronized void inDoubt(final long txnId, final List<Access> accesses) {
         builder.txn(txnId, ++sequence, 0).inDoubt();
         add(accesses);

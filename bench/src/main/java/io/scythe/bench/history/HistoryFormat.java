@@ -20,6 +20,8 @@ import java.nio.charset.StandardCharsets;
  *   END     4  transactionCount                                                       last record; a file without it
  *                                                                                     was cut short
  *   DOUBT   5  as TXN                                                                 a transaction in doubt
+ *   RC_TXN  6  as TXN                                                                 a committed transaction that
+ *                                                                                     ran at read committed
  * </pre>
  *
  * {@code initialVersion} is the version every key had when the history began (the bulk load's; a key not loaded was
@@ -37,7 +39,11 @@ import java.nio.charset.StandardCharsets;
  * delete. An insert is a read of the key's absence and a write; a delete a read and a tombstone. {@code DOUBT}: a
  * transaction given up past its point of no return (its outcome unknown to its client; recovery decides it): the
  * versions it may have installed are placed in their keys' orders, but it is not counted as committed and takes no
- * part in the dependency graph. Its transactionCount counts it, its seq is from the same sequence.
+ * part in the dependency graph. Its transactionCount counts it, its seq is from the same sequence. {@code RC_TXN}: a
+ * committed transaction declared read committed ({@code Txn#declareReadCommitted}: TPC-C's StockLevel, clause
+ * 2.8.2.3), checked at that level only (Adya's PL-2, mixed with PL-3 transactions: its reads' anti-dependencies are
+ * not obligatory edges; every version it read must still be a committed one). Added within version 2: an older reader
+ * refuses a file holding one ("unknown record type"), it does not misread it.
  *
  * <p>Version 1 (still read): {@code access = (tableId << 2 | READ 1 | WRITE 2) key [versionRead if READ]
  * [versionMade versionOverwritten if WRITE]}; the version order of a key is the chain of overwrites, and inserts,
@@ -54,6 +60,8 @@ public final class HistoryFormat {
     public static final int END = 4;
     /** A transaction in doubt, laid out as {@link #TXN}. */
     public static final int DOUBT = 5;
+    /** A committed transaction that ran at read committed, laid out as {@link #TXN}. */
+    public static final int RC_TXN = 6;
     /** Access flag: the transaction read the key (at versionRead). */
     public static final int READ = 1;
     /** Access flag: the transaction wrote the key (versionMade; in version 1 over versionOverwritten). */

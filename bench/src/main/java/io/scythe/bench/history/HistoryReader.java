@@ -65,11 +65,15 @@ public final class HistoryReader {
                     builder.table(checkedInt(varint(), "table id"), string());
                     break;
                 case HistoryFormat.TXN:
+                case HistoryFormat.RC_TXN:
                 case HistoryFormat.DOUBT: {
                     final long seq = varint();
                     builder.txn(varint(), seq, varint());
                     if (type == HistoryFormat.DOUBT) {
                         builder.inDoubt();
+                    }
+                    if (type == HistoryFormat.RC_TXN) {
+                        builder.readCommitted();
                     }
                     final long count = varint();
                     for (long i = 0; i < count; i++) {

@@ -98,6 +98,11 @@ public final class HistoryWriter implements HistoryRecorder, AutoCloseable {
     }
 
     @Override
+    public void committedReadCommitted(final long txnId, final long commitTs, final List<Access> accesses) {
+        record(HistoryFormat.RC_TXN, txnId, commitTs, accesses);
+    }
+
+    @Override
     public void inDoubt(final long txnId, final List<Access> accesses) {
         record(HistoryFormat.DOUBT, txnId, 0, accesses);
     }

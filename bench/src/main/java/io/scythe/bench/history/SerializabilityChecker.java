@@ -60,7 +60,7 @@ public final class SerializabilityChecker {
      */
     public record Result(String label, int transactions, long[] edgesByKind, long components, List<Cycle> cycles,
                          long impossibleCount, List<String> impossible, int inDoubt, long snapshotIsolationCycles,
-                         List<Long> snapshotIsolationWitness) {
+                         List<Long> snapshotIsolationWitness, int readCommitted) {
         public boolean serializable() {
             return components == 0 && impossibleCount == 0;
         }
@@ -84,8 +84,10 @@ public final class SerializabilityChecker {
         /** The verdict as lines for a terminal. */
         public List<String> lines() {
             final List<String> out = new ArrayList<>();
+            final String levels = (inDoubt == 0 ? "" : " (" + inDoubt + " in doubt)") + (readCommitted == 0 ? ""
+                : " (" + readCommitted + " at read committed, checked at that level)");
             out.add(String.format("%s: %d transactions%s, %d edges (ww %d, wr %d, rw %d)", label, transactions,
-                inDoubt == 0 ? "" : " (" + inDoubt + " in doubt)", edgesByKind[0] + edgesByKind[1] + edgesByKind[2],
+                levels, edgesByKind[0] + edgesByKind[1] + edgesByKind[2],
                 edgesByKind[0], edgesByKind[1], edgesByKind[2]));
             if (impossibleCount > 0) {
                 out.add("IMPOSSIBLE HISTORY: " + impossibleCount + " problem(s)" + (impossibleCount > impossible.size()
@@ -453,6 +455,12 @@ public final class SerializabilityChecker {
         if (h.inDoubt[from] || h.inDoubt[to]) {
             return; // a transaction in doubt places its versions but is not known to have committed
         }
+        if (kind == EdgeKind.RW && h.readCommitted[from]) {
+            // A read committed reader (Adya's PL-2 among PL-3 transactions, his mixing-correct histories): the
+            // anti-dependencies of its reads are not obligatory; its reads are still checked for committed versions
+            // (G1a above), and its wr and ww edges stay (G0, G1c).
+            return;
+        }
         if (edgeCount == edgeSrc.length) {
             final int n = edgeCount * 2;
             edgeSrc = Arrays.copyOf(edgeSrc, n);
@@ -474,7 +482,7 @@ public final class SerializabilityChecker {
         final int[] allSizes = sizes(all);
         if (Arrays.stream(allSizes).allMatch(size -> size < 2)) { // acyclic: nothing to classify
             return new Result(h.label, n, edgesByKind.clone(), 0, List.of(), impossibleCount, List.copyOf(impossible),
-                inDoubtCount(), 0, List.of());
+                inDoubtCount(), 0, List.of(), readCommittedCount());
         }
         final int[] wwWr = components(WW_WR);
         final int[] ww = components(WW);
@@ -527,7 +535,15 @@ public final class SerializabilityChecker {
         final List<Long> siWitness = new ArrayList<>();
         final long siCycles = snapshotIsolationCycles(all, allSizes.length, siWitness);
         return new Result(h.label, n, edgesByKind.clone(), components, List.copyOf(cycles), impossibleCount,
-            List.copyOf(impossible), inDoubtCount(), siCycles, List.copyOf(siWitness));
+            List.copyOf(impossible), inDoubtCount(), siCycles, List.copyOf(siWitness), readCommittedCount());
+    }
+
+    private int readCommittedCount() {
+        int count = 0;
+        for (final boolean rc : h.readCommitted) {
+            count += rc ? 1 : 0;
+        }
+        return count;
     }
 
     private int inDoubtCount() {

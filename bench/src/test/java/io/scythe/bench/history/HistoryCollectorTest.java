@@ -73,4 +73,42 @@ class HistoryCollectorTest {
         assertThat(r.cycles().get(0).transactions()).containsExactlyInAnyOrder(1L, 2L);
         assertThat(r.lines()).isEqualTo(SerializabilityChecker.check(fromFile, 5).lines());
     }
+
+    /**
+     * A read committed transaction (issue 22, helper scythe24: TPC-C's StockLevel, clause 2.8.2.3) recorded by the
+     * collector and by the file, and checked at that level only: T1 writes x and y; T2 reads x before T1 and y after
+     * it (a fractured read, the G-single cycle T2 -rw-> T1 -wr-> T2). Serializable T2: not serializable; read committed
+     * T2: serializable, T2 counted. A read committed transaction that read a version nobody committed (G1a) is still
+     * impossible. Failed before: no {@code committedReadCommitted}, no RC_TXN record, the cycle counted.
+     */
+    @Test
+    void shouldCheckAReadCommittedTransactionAtThatLevelOnly() throws Exception {
+        final Path file = dir.resolve("rc.history");
+        final HistoryCollector collector = new HistoryCollector(0, "read committed");
+        final HistoryCollector serializable = new HistoryCollector(0, "serializable");
+        try (HistoryWriter writer = new HistoryWriter(file, 0, "read committed")) {
+            for (final io.scythe.txn.HistoryRecorder r : List.of(collector, writer)) {
+                r.committed(1, 10, List.of(written("t", 1, 0, 10), written("t", 2, 0, 10)));
+                r.committedReadCommitted(2, 11, List.of(read("t", 1, 0), read("t", 2, 10)));
+            }
+            serializable.committed(1, 10, List.of(written("t", 1, 0, 10), written("t", 2, 0, 10)));
+            serializable.committed(2, 11, List.of(read("t", 1, 0), read("t", 2, 10)));
+        }
+        final SerializabilityChecker.Result strict = SerializabilityChecker.check(serializable.history(), 5);
+        assertThat(strict.serializable()).isFalse();
+        for (final History h : List.of(collector.history(), HistoryReader.read(file))) {
+            assertThat(h.readCommitted).containsExactly(false, true);
+            final SerializabilityChecker.Result r = SerializabilityChecker.check(h, 5);
+            assertThat(r.serializable()).isTrue();
+            assertThat(r.readCommitted()).isEqualTo(1);
+            assertThat(r.edgesByKind()[SerializabilityChecker.EdgeKind.WR.ordinal()]).isEqualTo(1);
+            assertThat(r.edgesByKind()[SerializabilityChecker.EdgeKind.RW.ordinal()]).isZero();
+        }
+        final HistoryCollector dirty = new HistoryCollector(0, "dirty");
+        dirty.committed(1, 10, List.of(written("t", 1, 0, 10)));
+        dirty.committedReadCommitted(2, 11, List.of(read("t", 1, 9))); // 9: nobody committed it
+        final SerializabilityChecker.Result g1a = SerializabilityChecker.check(dirty.history(), 5);
+        assertThat(g1a.serializable()).isFalse();
+        assertThat(g1a.impossible()).singleElement().asString().contains("(G1a)");
+    }
 }

@@ -17,9 +17,19 @@ public final class HistoryStep {
      * index that it did not then insert ({@link Access#readAbsent}, at the bound its read saw).
      */
     public static void committed(final TxnRuntime runtime, final long id, final long commitTs, final ReadSet reads) {
+        committed(runtime, id, commitTs, reads, false);
+    }
+
+    /** {@link #committed}, at read committed when {@code readCommitted} ({@link HistoryRecorder#committedReadCommitted}). */
+    public static void committed(final TxnRuntime runtime, final long id, final long commitTs, final ReadSet reads,
+                                 final boolean readCommitted) {
         final HistoryRecorder recorder = runtime.recorder();
         if (recorder != null) {
-            recorder.committed(id, commitTs, recorded(reads));
+            if (readCommitted) {
+                recorder.committedReadCommitted(id, commitTs, recorded(reads));
+            } else {
+                recorder.committed(id, commitTs, recorded(reads));
+            }
         }
     }
 

@@ -961,7 +961,15 @@ public abstract class OneSidedTxn implements Txn {
         for (int i = 0; i < accesses.size(); i++) { // indexed: no iterator on the hot path
             accesses.get(i).locked = false;
         }
-        HistoryStep.committed(runtime, id, v instanceof Long ts ? ts : 0, reads);
+        HistoryStep.committed(runtime, id, v instanceof Long ts ? ts : 0, reads, ranReadCommitted());
+    }
+
+    /**
+     * Whether this attempt ran at read committed ({@code Txn#declareReadCommitted}, taken by the protocol): its commit
+     * is reported so. False unless a protocol overrides it.
+     */
+    protected boolean ranReadCommitted() {
+        return false;
     }
 
     /** What follows a commit that failed with {@code e}: given up past the point of no return, else aborted. */

@@ -106,7 +106,7 @@ public final class ScytheModule implements ProtocolModule {
 
     /** Scythe with OCC only (never switches): to measure what TOCC adds. */
     public static final Protocol SCYTHE_OCC = Protocol.of("scythe-occ", (runtime, hot) -> new ScytheTxn(runtime,
-        false));
+        false, false));
 
     @Override
     public String name() {

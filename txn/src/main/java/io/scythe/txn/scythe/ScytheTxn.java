@@ -98,14 +98,21 @@ public final class ScytheTxn extends OneSidedTxn {
     static final long READ_ONLY_PAUSE_NS = 20_000;
     /** Declared read-only ({@link #declareReadOnly}): its reads stay optimistic even in TOCC. */
     private boolean declaredReadOnly;
+    /** Declared read committed ({@link #declareReadCommitted}): committed reads, no validation (package doc). */
+    private boolean readCommitted;
     /** A TOCC attempt's reads done as OCC ({@link ReadHeat}): validated at commit; null in OCC (unused there). */
     private final List<Access> optimistic;
     private Future<Long> timestamp;
     /** Lock requests out: a TOCC read's from before it takes its timestamp until it holds or gives up. */
     private int lockRequests;
 
+    /**
+     * {@code scythe}, the default: shared tickets for TOCC reads of objects hot for reads (review S7: this meant
+     * {@code scythe:exclusive} until issue 22's helper scythe24, so tests building it directly exercised the variant
+     * the default no longer runs). {@code scythe:exclusive} and {@code scythe-occ} name their variant.
+     */
     public ScytheTxn(final TxnRuntime runtime, final boolean hot) {
-        this(runtime, hot, false);
+        this(runtime, hot, true);
     }
 
     /** @param sharedReads a TOCC read of an object it does not write takes a shared ticket ({@code scythe}, the default) */
@@ -142,6 +149,13 @@ public final class ScytheTxn extends OneSidedTxn {
         if (readOnlyTable(table)) {
             return readOnlyRead(table, key); // no Takeout Lock queue, no validation: nobody writes it
         }
+        if (readCommitted) {
+            if (forUpdate) {
+                return Future.failedFuture(new IllegalStateException("key " + key + " of " + table
+                    + ": read for update in an attempt declared read committed (read-only)"));
+            }
+            return committedRead(table, key); // either mode: no queue, no validation (package doc)
+        }
         if (hot) {
             // TOCC queues on what it will write (§4.2.2 (1)); what it only reads follows the object's heat: queued
             // once an optimistic read of it aborted a TOCC attempt, else READ as OCC and validated at commit, so that
@@ -169,6 +183,56 @@ public final class ScytheTxn extends OneSidedTxn {
     @Override
     public void declareReadOnly() {
         declaredReadOnly = true;
+    }
+
+    /**
+     * Declares this attempt read-only at read committed (TPC-C's StockLevel, clause 2.8.2.3): every read is one READ
+     * of the object's newest committed value, whoever holds its Takeout Lock, and its commit validates nothing
+     * (package doc, "Read committed", for what is committed and why).
+     */
+    @Override
+    public void declareReadCommitted() {
+        declaredReadOnly = true;
+        readCommitted = true;
+    }
+
+    @Override
+    protected boolean ranReadCommitted() {
+        return readCommitted;
+    }
+
+    /** A read committed attempt's read: {@link #committedImage}. */
+    private Future<UnsafeBuffer> committedRead(final String table, final long key) {
+        return readVia(table, key, a -> once(a, x -> committedImage(x, 1)));
+    }
+
+    /**
+     * A READ of {@code x} whose value is committed: any image but that of an object created by an insert whose
+     * inserter still holds its first ticket ({@link #insertInFlight}: its value may be of a transaction that never
+     * commits), which is READ again after {@link #READ_ONLY_PAUSE_NS}, up to {@link #READ_ONLY_READS} READs, and then
+     * aborts the attempt ({@code locked}) as an OCC read of a held object would.
+     */
+    private Future<Access> committedImage(final Access x, final int reads) {
+        return readImage(x).compose(read -> {
+            if (!insertInFlight(read.image)) {
+                return Future.succeededFuture(read);
+            }
+            if (reads >= READ_ONLY_READS) {
+                return Future.failedFuture(new AbortException(AbortReason.LOCKED, 1, x.table, x.key, "key " + x.key
+                    + " of " + x.table + " is being inserted (read committed, READ " + reads + " times)"));
+            }
+            return runtime.timers().after(READ_ONLY_PAUSE_NS).compose(v -> committedImage(x, reads + 1));
+        });
+    }
+
+    /**
+     * Whether {@code image} is of an object an insert created and still holds (Table#insertLocked: ticket 0 of a new
+     * object, {@code upper} 0 and {@code lower} above it, and a version above the loaded one, which a loaded object
+     * locked for the first time keeps). Its value was written before its inserter's validation.
+     */
+    static boolean insertInFlight(final org.agrona.DirectBuffer image) {
+        return image.getLong(ObjectLayout.UPPER_OFFSET) == 0 && image.getLong(ObjectLayout.LOWER_OFFSET) != 0
+            && image.getLong(ObjectLayout.VERSION_OFFSET) != ObjectLayout.LOADED_VERSION;
     }
 
     /**
@@ -360,6 +424,16 @@ public final class ScytheTxn extends OneSidedTxn {
     @Override
     public Future<Long> commit() {
         mark(Stage.EXECUTE);
+        if (readCommitted) {
+            if (!writesNothing()) {
+                return Future.failedFuture(new IllegalStateException("attempt " + id + " declared read committed "
+                    + "wrote"));
+            }
+            // Nothing to lock, order or validate (package doc, "Read committed"); the reply's timestamp as a read-only
+            // OCC commit fetches it.
+            final Future<Long> ts = timestamp();
+            return commitValidated(ts.mapEmpty(), ts);
+        }
         if (sawDuplicate()) {
             return duplicateCommit(this::validation);
         }

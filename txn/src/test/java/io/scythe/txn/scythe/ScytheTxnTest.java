@@ -45,6 +45,17 @@ class ScytheTxnTest {
         return b;
     }
 
+    /** Completes once {@code condition} holds, polled every 100 us for up to 5 s (then it completes anyway). */
+    private static Future<Void> until(final TxnRuntime rt, final java.util.function.BooleanSupplier condition) {
+        return until(rt, condition, 50_000);
+    }
+
+    private static Future<Void> until(final TxnRuntime rt, final java.util.function.BooleanSupplier condition,
+                                      final int polls) {
+        return condition.getAsBoolean() || polls == 0 ? Future.succeededFuture()
+            : rt.timers().after(100_000).compose(v -> until(rt, condition, polls - 1));
+    }
+
     /** The reason an attempt's future failed with, or "ok". */
     private static Future<String> outcome(final Future<?> f) {
         return f.transform(ar -> Future.succeededFuture(ar.succeeded() ? "ok"
@@ -412,6 +423,121 @@ class ScytheTxnTest {
         });
         assertThat(result).containsExactly("held 1", AbortReason.LOCKED.label(), "tickets of 9: 0",
             "queued on 12: 0");
+    }
+
+    /**
+     * Review S7 (issue 22, helper scythe24): {@code ScytheTxn(runtime, hot)} is the default {@code scythe}, shared
+     * tickets: a TOCC read that aborted on an object a writer holds makes it hot for reads, and the next two TOCC reads
+     * of it queue behind the writer and are both served once it commits (one shared turn), neither committed yet.
+     * Failed before (the two-argument constructor meant {@code scythe:exclusive}): the third waited for the second.
+     */
+    @Test
+    void shouldTakeSharedTicketsWithTheTwoArgumentConstructor() throws Exception {
+        final List<String> result = on(rt -> {
+            final ScytheTxn writer = new ScytheTxn(rt, true);
+            final ScytheTxn first = new ScytheTxn(rt, true);
+            final ScytheTxn second = new ScytheTxn(rt, true);
+            final ScytheTxn third = new ScytheTxn(rt, true);
+            final List<Future<UnsafeBuffer>> reads = new ArrayList<>();
+            return writer.readForUpdate(T, 5).compose(w -> outcome(first.read(T, 5).onComplete(ar -> {
+                reads.add(second.read(T, 5)); // at once: within the heat's window whatever the machine's load
+                reads.add(third.read(T, 5));
+            }))).compose(o -> {
+                final Future<UnsafeBuffer> r2 = reads.get(0);
+                final Future<UnsafeBuffer> r3 = reads.get(1);
+                return until(rt, () -> queued(5) == 3).compose(v -> {
+                    final String queuedBehind = "queued " + queued(5);
+                    writer.write(T, 5, money(42), 0, 8);
+                    return writer.commit().compose(ts -> until(rt, () -> r2.isComplete() && r3.isComplete()))
+                        .map(v2 -> List.of(o,
+                        queuedBehind, "second " + (r2.succeeded() ? r2.result().getLong(0) : r2.toString()),
+                        "third " + (r3.succeeded() ? r3.result().getLong(0) : r3.toString()), "queued " + queued(5)));
+                }).compose(l -> outcome(second.commit()).compose(a -> outcome(third.commit()).map(b -> {
+                    final List<String> all = new ArrayList<>(l);
+                    all.add(a);
+                    all.add(b);
+                    return all;
+                })));
+            });
+        });
+        assertThat(result).containsExactly(AbortReason.LOCKED.label(), "queued 3", "second 42", "third 42",
+            "queued 2", "ok", "ok");
+    }
+
+    /**
+     * Issue 22 (helper scythe24): an attempt declared read committed (TPC-C's StockLevel, clause 2.8.2.3) reads the
+     * committed value of an object a TOCC writer holds (its new value buffered) at once and commits while the writer
+     * still holds it, reported to the history as read committed; a declared read-only (serializable) attempt in the
+     * same place READs again for 400 us and aborts {@code locked}; the writer then commits its value. A read for update
+     * in a read committed attempt fails. Failed before ({@code declareReadCommitted} was {@code declareReadOnly}): the
+     * read committed attempt aborted {@code locked} as the read-only one does.
+     */
+    @Test
+    void shouldReadTheCommittedValueThroughAWritersHoldAtReadCommitted() throws Exception {
+        final List<String> reported = new ArrayList<>();
+        final List<String> result = on(rt -> {
+            rt.recorder(new io.scythe.txn.HistoryRecorder() {
+                @Override
+                public void committed(final long txnId, final long commitTs, final List<io.scythe.txn.Access> a) {
+                    reported.add("serializable " + a.size());
+                }
+
+                @Override
+                public void committedReadCommitted(final long txnId, final long commitTs,
+                                                   final List<io.scythe.txn.Access> a) {
+                    reported.add("read committed " + a.size());
+                }
+            });
+            final ScytheTxn first = new ScytheTxn(rt, true);
+            return first.readForUpdate(T, 5).compose(v -> {
+                first.write(T, 5, money(7), 0, 8);
+                return first.commit();
+            }).compose(ts -> {
+                final ScytheTxn writer = new ScytheTxn(rt, true);
+                final ScytheTxn rc = new ScytheTxn(rt, true); // HOT, as a retry would be
+                rc.declareReadOnly(); // as OltpSpec.Drawn#declaredBody does first
+                rc.declareReadCommitted();
+                final ScytheTxn ro = new ScytheTxn(rt, true);
+                ro.declareReadOnly();
+                final ScytheTxn rcWrites = new ScytheTxn(rt, false);
+                rcWrites.declareReadCommitted();
+                return writer.readForUpdate(T, 5).compose(held -> {
+                    writer.write(T, 5, money(99), 0, 8);
+                    final Future<String> roOutcome = outcome(ro.read(T, 5));
+                    return rc.read(T, 5).compose(value -> outcome(rc.commit()).map(c -> List.of(
+                        String.valueOf(value.getLong(0)), c, "queued " + queued(5))))
+                        .compose(rcResult -> roOutcome.compose(r -> outcome(rcWrites.readForUpdate(T, 6))
+                            .compose(f -> writer.commit().map(w -> {
+                                final List<String> all = new ArrayList<>(rcResult);
+                                all.add(r);
+                                all.add(f.startsWith("java.lang.IllegalStateException") ? "refused" : f);
+                                return all;
+                            }))));
+                });
+            });
+        });
+        assertThat(result).containsExactly("7", "ok", "queued 1", AbortReason.LOCKED.label(), "refused");
+        assertThat(reported).containsExactly("serializable 1", "read committed 1", "serializable 1");
+        final int at = table.offsetOf(table.lookup(5));
+        assertThat(table.objectMemory().getLong(at + ObjectLayout.VALUE_OFFSET)).isEqualTo(99);
+    }
+
+    /** {@link ScytheTxn#insertInFlight}: only a new object held by its first ticket with a version above the loaded. */
+    @Test
+    void shouldTellAnInsertInFlightFromAHeldObject() {
+        final UnsafeBuffer image = new UnsafeBuffer(new byte[ObjectLayout.HEADER_BYTES]);
+        image.putLong(ObjectLayout.LOWER_OFFSET, 1);
+        image.putLong(ObjectLayout.VERSION_OFFSET, 12);
+        assertThat(ScytheTxn.insertInFlight(image)).as("created holding ticket 0").isTrue();
+        image.putLong(ObjectLayout.VERSION_OFFSET, ObjectLayout.LOADED_VERSION);
+        assertThat(ScytheTxn.insertInFlight(image)).as("a loaded object's first holder").isFalse();
+        image.putLong(ObjectLayout.VERSION_OFFSET, 12);
+        image.putLong(ObjectLayout.LOWER_OFFSET, 3);
+        image.putLong(ObjectLayout.UPPER_OFFSET, 1);
+        assertThat(ScytheTxn.insertInFlight(image)).as("released by its inserter").isFalse();
+        image.putLong(ObjectLayout.LOWER_OFFSET, 0);
+        image.putLong(ObjectLayout.UPPER_OFFSET, 0);
+        assertThat(ScytheTxn.insertInFlight(image)).as("free").isFalse();
     }
 
     /**
