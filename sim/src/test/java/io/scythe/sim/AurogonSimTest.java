@@ -95,8 +95,7 @@ class AurogonSimTest extends SimVertxTest {
      * A simulated CN's timestamps carry §4.1's fields: the clock, then the server id (CN c is server c + 1, as a
      * recovery run's ids name it) and the loop id (loop l is l + 1). Before, the simulator left the server id 0 and
      * put the cluster-wide loop number ({@code c * loops + l + 1}) in the loop field. Every (server, loop) pair of 2
-     * CNs x 2 loops commits, the clock field is within the run (not above its end, with the skew-free clocks' bias),
-     * and no other pair appears.
+     * CNs x 2 loops commits, no other pair appears, and the clock fields span no more than the run.
      */
     @Test
     void shouldPackTheServerAndLoopIdsIntoASimulatedCnsTimestamps() throws Exception {
@@ -124,8 +123,9 @@ class AurogonSimTest extends SimVertxTest {
         assertThat(r.invariantsOk()).isTrue();
         assertThat(byCoordinator.keySet()).as("server << 8 | loop of every commit: " + byCoordinator)
             .containsExactly(1 << 8 | 1, 1 << 8 | 2, 2 << 8 | 1, 2 << 8 | 2);
-        assertThat(clockRange[0]).isNotNegative();
-        assertThat(clockRange[1]).isLessThan(10_000_000L);
+        // The simulator's clocks start near 1 s; the commits' clock readings span the 300 us run (and its warm-up).
+        assertThat(clockRange[0]).isPositive();
+        assertThat(clockRange[1] - clockRange[0]).isBetween(1L, 2_000_000L);
     }
 
     /**

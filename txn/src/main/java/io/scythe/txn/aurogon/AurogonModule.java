@@ -481,6 +481,8 @@ public final class AurogonModule implements ProtocolModule {
         long maxLateNs = 0;
         long deletedAt = 0;
         long stale = 0;
+        long spsStaleReads = 0;
+        long spsRefusedWrites = 0;
         boolean any = false;
         for (final io.scythe.storage.LogDb db : memoryNodes) {
             final ParticipantService service = ParticipantService.of(db);
@@ -501,6 +503,8 @@ public final class AurogonModule implements ProtocolModule {
             maxLateNs = Math.max(maxLateNs, p.maxRefusedLateNs());
             deletedAt += service.deletedAtEntries();
             stale += service.staleReplications();
+            spsStaleReads += p.spsRefusals()[0];
+            spsRefusedWrites += p.spsRefusals()[1];
         }
         if (!any) {
             return null;
@@ -513,7 +517,8 @@ public final class AurogonModule implements ProtocolModule {
             .put("write_failure_rate", round(installs + refused == 0 ? 0 : (double) refused / (installs + refused)))
             .put("mean_refused_late_us", round(byRts == 0 ? 0 : lateNs / 1e3 / byRts))
             .put("max_refused_late_us", round(maxLateNs / 1e3))
-            .put("deleted_at_entries", deletedAt).put("stale_replications", stale);
+            .put("deleted_at_entries", deletedAt).put("stale_replications", stale)
+            .put("sps_stale_reads", spsStaleReads).put("sps_refused_writes", spsRefusedWrites);
     }
 
     private static double round(final double x) {
