@@ -24,7 +24,7 @@ import java.util.List;
  * {@link AurogonClock.Mode#FARM}); {@code aurogon-hostclock}: Aurogon on each node's raw host clock (Fig. 1(a)'s
  * offsets injected with {@code --clock-spread host=...} go uncorrected); {@code aurogon-base}: every technique off on the node's raw host clock (in the
  * simulator, perfect unless {@code --clock} skews it).
- * Not in the default lists ({@link #listed()}). {@code aurogon:sps}: SPS mode (§4.4, {@link #AUROGON_SPS}); memory-node failover runs in the simulator and on cluster nodes (2LClock variants). With {@code --replicas K} it keeps backups and resolves a dead coordinator's transactions through them. Values
+ * {@code aurogon:sps}: SPS mode (§4.4, {@link #AUROGON_SPS}). Not in the default lists ({@link #listed()}); memory-node failover runs in the simulator and on cluster nodes (2LClock variants). With {@code --replicas K} it keeps backups and resolves a dead coordinator's transactions through them. Values
  * longer than one RRPC bucket (TPC-C's rows) go in parts ({@link AurogonRpc}).
  */
 public final class AurogonModule implements ProtocolModule {

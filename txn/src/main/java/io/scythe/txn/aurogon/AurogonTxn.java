@@ -49,8 +49,9 @@ import java.util.Map;
  * after the COMMIT acknowledgements (and the backups' APPLY), where the paper answers while sending them: SPS's rule
  * 3 (§4.4) in every variant. SPS mode ({@code aurogon:sps}, {@link Techniques#sps}) adds rules 1 and 2: every READ,
  * INSTALL and INSERT carries {@link Participant#FLAG_SPS}; a read answered {@link Participant#SPS_STALE} aborts
- * ({@link AurogonAborts#SPS_STALE}) and runs again with a later timestamp (the paper does not say how a read failing
- * rule 1 goes on; this is the least a reviewer would accept: nothing read, the retry's clock moves on).
+ * ({@link AurogonAborts#SPS_STALE}) and runs again with its clock floored at the newer committed version (the paper
+ * does not say how a read failing rule 1 goes on). A write refused by rule 2 is answered REFUSED with no wts: its
+ * retry is not floored (not built; it aborts again until its clock passes the committed version).
  */
 final class AurogonTxn implements Txn {
     /** What one attempt runs with: the variant's techniques. */
@@ -379,6 +380,12 @@ final class AurogonTxn implements Txn {
             }
             if (status == Participant.STALE) { // at or below its id's dead mark or the tombstones' watermark
                 return floored(p.getLong(8), "the pre-attaching read on " + a.partition.node());
+            }
+            if (status == Participant.SPS_STALE) {
+                // SPS rule 1: the retry's clock is floored at the newer committed version (the answer's wts), so it
+                // reads above it; else a loop lagging the writer by D retried below it until real time covered D
+                // (review, stop 58). Falls through to the abort (refusal).
+                timestamps.floor(p.getLong(8));
             }
             if (status == Participant.ORPHAN) {
                 // Parked on a version whose coordinator may be dead: resolve it through its backups, read again.

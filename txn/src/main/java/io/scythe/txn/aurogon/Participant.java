@@ -97,8 +97,10 @@ public final class Participant {
     /**
      * SPS (§4.4, {@link #FLAG_SPS}): a read found a COMMITTED version newer than the one below its timestamp, which it
      * may not return (rule 1: a stale read of a transaction that finished before it began, in real time). Nothing was
-     * read, no rts raised; the answer's wts is the newest committed version's. A pre-attaching read's pending version
-     * stays installed (its abort rolls it back). The attempt aborts and runs again with a later timestamp.
+     * read; no rts raised when answered at once, while a read that parked on a pending version first raised that
+     * version's rts (harmless: rule 2 refuses any write in that interval, a committed version being above it). The
+     * answer's wts is the newest committed version's, where the coordinator floors its clock. A pre-attaching read's
+     * pending version stays installed (its abort rolls it back). The attempt aborts and runs again.
      */
     public static final int SPS_STALE = -10;
 
