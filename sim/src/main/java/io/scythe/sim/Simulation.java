@@ -687,6 +687,14 @@ public final class Simulation {
             final TxnRuntime runtime = new TxnRuntime(catalog, rrpc, LoopTimers.on(bridge),
                 cnTso != null ? cnTso : tsoGroupFor(rrpc, counter, tsoNode, false), watermarks,
                 tally != null ? CrashRecovery.idBase(c, l, restart == null ? 1 : 2) : (long) loopNumber << 40);
+            if (tally == null && c < 0xff && l < 0xff) {
+                // Loops numbered across the cluster carry no CN slot: name it as a recovery run's ids do (slot c + 1,
+                // loop l + 1), so Aurogon's timestamps carry a server id and a loop id as the paper's (§4.1). Past 254
+                // CNs or loops the ids do not fit 8 bits: left to idBase, as before, where past 255 loops in all two
+                // loops share a (server, loop) pair and may draw equal timestamps (unreachable with today's limits;
+                // not refused yet).
+                runtime.coordinatorIds(c + 1, l + 1);
+            }
             runtime.lookupMode(options.lookup());
             if (options.faults().crashMn() != Faults.NO_CRASH) {
                 // A request to the dead node fails, or times out; the configuration removes it detectNs after.

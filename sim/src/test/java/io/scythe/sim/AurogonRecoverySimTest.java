@@ -274,9 +274,9 @@ class AurogonRecoverySimTest extends SimVertxTest {
         assertThat(failures).as(out.toString()).isEmpty();
     }
 
-    /** The dead node's loops: compute node 0 runs loops 1 and 2 (the timestamps' loop ids; server ids are 0). */
+    /** The dead node's timestamps: compute node 0 is server id 1 (the simulator names CN c server c + 1). */
     private static boolean ofDeadNode(final long ts) {
-        return AurogonTimestamp.loop(ts) == 1 || AurogonTimestamp.loop(ts) == 2;
+        return AurogonTimestamp.server(ts) == 1;
     }
 
     /** Accounts of 8 bytes, 1,000 each, key 0-3 hot; each transaction moves 1 between two of them. */

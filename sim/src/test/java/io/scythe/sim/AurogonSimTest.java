@@ -92,6 +92,43 @@ class AurogonSimTest extends SimVertxTest {
     }
 
     /**
+     * A simulated CN's timestamps carry §4.1's fields: the clock, then the server id (CN c is server c + 1, as a
+     * recovery run's ids name it) and the loop id (loop l is l + 1). Before, the simulator left the server id 0 and
+     * put the cluster-wide loop number ({@code c * loops + l + 1}) in the loop field. Every (server, loop) pair of 2
+     * CNs x 2 loops commits, no other pair appears, and the clock fields span no more than the run.
+     */
+    @Test
+    void shouldPackTheServerAndLoopIdsIntoASimulatedCnsTimestamps() throws Exception {
+        final java.util.Map<Integer, Long> byCoordinator = new java.util.TreeMap<>();
+        final long[] clockRange = {Long.MAX_VALUE, Long.MIN_VALUE};
+        final io.scythe.txn.HistoryRecorder timestamps = new io.scythe.txn.HistoryRecorder() {
+            @Override
+            public synchronized void committed(final long txnId, final long commitTs,
+                                               final List<io.scythe.txn.Access> accesses) {
+                final int server = io.scythe.txn.aurogon.AurogonTimestamp.server(commitTs);
+                final int loop = io.scythe.txn.aurogon.AurogonTimestamp.loop(commitTs);
+                byCoordinator.merge(server << 8 | loop, 1L, Long::sum);
+                final long clock = io.scythe.txn.aurogon.AurogonTimestamp.clockNs(commitTs);
+                clockRange[0] = Math.min(clockRange[0], clock);
+                clockRange[1] = Math.max(clockRange[1], clock);
+            }
+
+            @Override
+            public void inDoubt(final long txnId, final List<io.scythe.txn.Access> accesses) {
+            }
+        };
+        final SimResult r = new Simulation(Explorer.options("aurogon", 1).computeNodes(2).loopsPerComputeNode(2)
+            .clientsPerComputeNode(4).durationNs(300_000), Explorer.Workload.SMALLBANK.spec(1))
+            .recorder(timestamps).run(vertx);
+        assertThat(r.invariantsOk()).isTrue();
+        assertThat(byCoordinator.keySet()).as("server << 8 | loop of every commit: " + byCoordinator)
+            .containsExactly(1 << 8 | 1, 1 << 8 | 2, 2 << 8 | 1, 2 << 8 | 2);
+        // The simulator's clocks start near 1 s; the commits' clock readings span the 300 us run (and its warm-up).
+        assertThat(clockRange[0]).isPositive();
+        assertThat(clockRange[1] - clockRange[0]).isBetween(1L, 2_000_000L);
+    }
+
+    /**
      * Skewed and drifting clocks change throughput, never correctness: two CNs, every host clock off by up to 100 us
      * and 100 ppm, every NIC's by up to 10 us and 20 ppm (drawn per seed).
      */

@@ -49,6 +49,9 @@ public final class TxnRuntime {
     private java.util.function.Function<String, Future<Void>> beforeWriteBack;
     /** The node's clocks for this loop, or null when its builder gave none. */
     private io.scythe.bridge.NodeClocks clocks;
+    /** {@link #coordinatorIds}: the server and loop ids, or -1 to read them from {@link #idBase}. */
+    private int serverId = -1;
+    private int loopId = -1;
 
     /**
      * @param idBase distinguishes this loop's transaction ids from every other loop's in the cluster (a CN and loop
@@ -98,6 +101,34 @@ public final class TxnRuntime {
     /** The high bits of this loop's transaction ids (epoch, CN slot, loop); see {@link #nextTxnId}. */
     public long idBase() {
         return idBase;
+    }
+
+    /**
+     * Names this loop as loop {@code loop} of compute node {@code server}, for protocols whose timestamps carry the two
+     * (Aurogon's): where {@link #idBase} numbers loops across the cluster with no CN slot (the simulator without
+     * recovery, {@code ComputeNodePeers#loopNumber}), the slot cannot be read from it. Unset, both are read from
+     * {@link #idBase} (slot in bits 32-39, loop in bits 40-47).
+     *
+     * @throws IllegalArgumentException when an id is outside [0, 255]
+     */
+    public TxnRuntime coordinatorIds(final int server, final int loop) {
+        if (server < 0 || server > 0xff || loop < 0 || loop > 0xff) {
+            throw new IllegalArgumentException("server id " + server + " and loop id " + loop
+                + " must each be within [0, 255]");
+        }
+        this.serverId = server;
+        this.loopId = loop;
+        return this;
+    }
+
+    /** This loop's compute node id ({@link #coordinatorIds}, else the CN slot of {@link #idBase}, bits 32-39). */
+    public int serverId() {
+        return serverId >= 0 ? serverId : (int) (idBase >>> 32) & 0xff;
+    }
+
+    /** This loop's id on its node ({@link #coordinatorIds}, else the loop of {@link #idBase}, bits 40-47). */
+    public int loopId() {
+        return loopId >= 0 ? loopId : (int) (idBase >>> 40) & 0xff;
     }
 
     public Catalog catalog() {

@@ -61,8 +61,16 @@ public final class AurogonAborts {
      */
     public static final AbortReason UNANSWERED = AbortReason.define("unanswered", 995);
 
+    /**
+     * SPS ({@code aurogon:sps}, §4.4 rule 1): a read met a COMMITTED version newer than the one below its timestamp
+     * ({@link Participant#SPS_STALE}); returning it would be a stale read. The attempt runs again with a later
+     * timestamp. (Rule 2's refusals of a write below a committed version count as {@link #EARLY_ABORT} or
+     * {@link #INSTALL_REFUSED}, as the install rule's do.)
+     */
+    public static final AbortReason SPS_STALE = AbortReason.define("sps-stale-read", 997);
+
     static final List<AbortReason> ALL = List.of(EARLY_ABORT, INSTALL_REFUSED, VERSION_GONE, FENCED, NODE_GONE,
-        IN_DOUBT, STALE, NOT_PROMOTED, UNSYNCHRONISED, UNANSWERED);
+        IN_DOUBT, STALE, NOT_PROMOTED, UNSYNCHRONISED, UNANSWERED, SPS_STALE);
 
     private AurogonAborts() {
     }

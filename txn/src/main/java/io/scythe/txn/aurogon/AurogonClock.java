@@ -64,8 +64,9 @@ final class AurogonClock {
     private AurogonClock(final TxnRuntime runtime, final Mode mode) {
         this.runtime = runtime;
         this.mode = mode;
-        this.server = (int) (runtime.idBase() >>> 32) & 0xff; // RecoveryRpc.NODE_ID_MASK: node slot in bits 32-39
-        this.loop = (int) (runtime.idBase() >>> 40) & 0xff; // loop number in bits 40-47
+        // §4.1's server and thread ids: the CN slot and loop (RecoveryRpc.NODE_ID_MASK), or as the runtime was named
+        this.server = runtime.serverId();
+        this.loop = runtime.loopId();
         if (mode == Mode.TWO_LEVEL) {
             if (runtime.clocks() == null) {
                 throw new IllegalStateException("Aurogon's 2LClock needs the node's clocks on this loop "

@@ -24,7 +24,7 @@ import java.util.List;
  * {@link AurogonClock.Mode#FARM}); {@code aurogon-hostclock}: Aurogon on each node's raw host clock (Fig. 1(a)'s
  * offsets injected with {@code --clock-spread host=...} go uncorrected); {@code aurogon-base}: every technique off on the node's raw host clock (in the
  * simulator, perfect unless {@code --clock} skews it).
- * Not in the default lists ({@link #listed()}): SPS is not built (issue 20); memory-node failover runs in the simulator and on cluster nodes (2LClock variants). With {@code --replicas K} it keeps backups and resolves a dead coordinator's transactions through them. Values
+ * {@code aurogon:sps}: SPS mode (§4.4, {@link #AUROGON_SPS}). Not in the default lists ({@link #listed()}); memory-node failover runs in the simulator and on cluster nodes (2LClock variants). With {@code --replicas K} it keeps backups and resolves a dead coordinator's transactions through them. Values
  * longer than one RRPC bucket (TPC-C's rows) go in parts ({@link AurogonRpc}).
  */
 public final class AurogonModule implements ProtocolModule {
@@ -35,7 +35,7 @@ public final class AurogonModule implements ProtocolModule {
      * interval is then one round trip, not the rest of the transaction.
      */
     public static final Protocol DST_TO_EAGER = Protocol.of("dst-to-eager", (runtime, hint) -> new AurogonTxn(runtime,
-        new AurogonTxn.Techniques("dst-to-eager", false, false, AurogonClock.Mode.DST, true)));
+        new AurogonTxn.Techniques("dst-to-eager", false, false, AurogonClock.Mode.DST, true, false)));
     public static final Protocol AUROGON_BASE = variant("aurogon-base", false, false, AurogonClock.Mode.HOST);
     public static final Protocol AUROGON_PRE = variant("aurogon-pre", true, false, AurogonClock.Mode.DST);
     public static final Protocol AUROGON_2L = variant("aurogon-2l", true, false, AurogonClock.Mode.TWO_LEVEL);
@@ -45,14 +45,26 @@ public final class AurogonModule implements ProtocolModule {
     /** Aurogon on each node's raw host clock, unsynchronised: Fig. 1(a)'s T/O system under injected offsets. */
     public static final Protocol AUROGON_HOST_CLOCK = variant("aurogon-hostclock", true, true,
         AurogonClock.Mode.HOST);
+    /** The option of {@code aurogon} naming its SPS mode: {@link #AUROGON_SPS}. */
+    public static final String SPS_OPTION = "sps";
+    /**
+     * {@code aurogon:sps}: Aurogon with strong partition serializability (§4.4, optional): a read may not return a
+     * version below a committed newer one, a write below a committed version is refused ({@link Participant#FLAG_SPS});
+     * the commit is reported after every COMMIT acknowledgement, as in every variant here.
+     */
+    public static final Protocol AUROGON_SPS = variant(new AurogonTxn.Techniques("aurogon:" + SPS_OPTION, true, true,
+        AurogonClock.Mode.TWO_LEVEL).withSps());
 
     /** What a dead compute node's release counts here: versions pending of its coordinators, now suspects. */
     static final String DEAD_COORDINATORS = "aurogonSuspects";
 
     private static Protocol variant(final String name, final boolean preattach, final boolean deferral,
                                     final AurogonClock.Mode clock) {
-        final AurogonTxn.Techniques techniques = new AurogonTxn.Techniques(name, preattach, deferral, clock);
-        return Protocol.of(name, (runtime, hint) -> new AurogonTxn(runtime, techniques));
+        return variant(new AurogonTxn.Techniques(name, preattach, deferral, clock));
+    }
+
+    private static Protocol variant(final AurogonTxn.Techniques techniques) {
+        return Protocol.of(techniques.mode(), (runtime, hint) -> new AurogonTxn(runtime, techniques));
     }
 
     /**
@@ -105,6 +117,7 @@ public final class AurogonModule implements ProtocolModule {
                 return AurogonClock.Mode.HOST;
             case "aurogon-2l":
             case "aurogon":
+            case "aurogon:" + SPS_OPTION:
                 return AurogonClock.Mode.TWO_LEVEL;
             case "aurogon-farmclock":
                 return AurogonClock.Mode.FARM;
@@ -121,7 +134,7 @@ public final class AurogonModule implements ProtocolModule {
     @Override
     public List<Protocol> protocols() {
         return List.of(AUROGON, AUROGON_2L, AUROGON_PRE, AUROGON_BASE, DST_TO, DST_TO_EAGER, AUROGON_FARM_CLOCK,
-            AUROGON_HOST_CLOCK);
+            AUROGON_HOST_CLOCK, AUROGON_SPS);
     }
 
     @Override
@@ -468,6 +481,8 @@ public final class AurogonModule implements ProtocolModule {
         long maxLateNs = 0;
         long deletedAt = 0;
         long stale = 0;
+        long spsStaleReads = 0;
+        long spsRefusedWrites = 0;
         boolean any = false;
         for (final io.scythe.storage.LogDb db : memoryNodes) {
             final ParticipantService service = ParticipantService.of(db);
@@ -488,6 +503,8 @@ public final class AurogonModule implements ProtocolModule {
             maxLateNs = Math.max(maxLateNs, p.maxRefusedLateNs());
             deletedAt += service.deletedAtEntries();
             stale += service.staleReplications();
+            spsStaleReads += p.spsRefusals()[0];
+            spsRefusedWrites += p.spsRefusals()[1];
         }
         if (!any) {
             return null;
@@ -500,7 +517,8 @@ public final class AurogonModule implements ProtocolModule {
             .put("write_failure_rate", round(installs + refused == 0 ? 0 : (double) refused / (installs + refused)))
             .put("mean_refused_late_us", round(byRts == 0 ? 0 : lateNs / 1e3 / byRts))
             .put("max_refused_late_us", round(maxLateNs / 1e3))
-            .put("deleted_at_entries", deletedAt).put("stale_replications", stale);
+            .put("deleted_at_entries", deletedAt).put("stale_replications", stale)
+            .put("sps_stale_reads", spsStaleReads).put("sps_refused_writes", spsRefusedWrites);
     }
 
     private static double round(final double x) {

@@ -45,17 +45,31 @@ import java.util.Map;
  * answered ORPHAN (parked on a version whose coordinator went silent) resolves that transaction through the backups
  * ({@link CoordinatorRecovery}) and reads again; a reply's orphan hint starts such a resolution in the background.
  *
- * <p>Key-dependent reads ({@link #readKeyDependent}) carry {@link Participant#FLAG_NO_DEFER}. Not built yet (issue
- * 20): SPS mode. The commit answers after the COMMIT acknowledgements (and the
- * backups' APPLY), where the paper answers while sending them.
+ * <p>Key-dependent reads ({@link #readKeyDependent}) carry {@link Participant#FLAG_NO_DEFER}. The commit answers
+ * after the COMMIT acknowledgements (and the backups' APPLY), where the paper answers while sending them: SPS's rule
+ * 3 (§4.4) in every variant. SPS mode ({@code aurogon:sps}, {@link Techniques#sps}) adds rules 1 and 2: every READ,
+ * INSTALL and INSERT carries {@link Participant#FLAG_SPS}; a read answered {@link Participant#SPS_STALE} aborts
+ * ({@link AurogonAborts#SPS_STALE}) and runs again with its clock floored at the newer committed version (the paper
+ * does not say how a read failing rule 1 goes on). A write refused by rule 2 is answered REFUSED with no wts: its
+ * retry is not floored (not built; it aborts again until its clock passes the committed version).
  */
 final class AurogonTxn implements Txn {
     /** What one attempt runs with: the variant's techniques. */
     record Techniques(String mode, boolean preattach, boolean deferral, AurogonClock.Mode clock,
-                      boolean eagerWrites) {
+                      boolean eagerWrites, boolean sps) {
         /** Writes not pre-attached are installed at commit. */
         Techniques(final String mode, final boolean preattach, final boolean deferral, final AurogonClock.Mode clock) {
-            this(mode, preattach, deferral, clock, false);
+            this(mode, preattach, deferral, clock, false, false);
+        }
+
+        /** These techniques with SPS's rules on ({@link Participant#FLAG_SPS}). */
+        Techniques withSps() {
+            return new Techniques(mode, preattach, deferral, clock, eagerWrites, true);
+        }
+
+        /** {@link Participant#FLAG_SPS} when SPS is on, else 0: what every READ, INSTALL and INSERT carries. */
+        int spsFlag() {
+            return sps ? Participant.FLAG_SPS : 0;
         }
     }
 
@@ -353,7 +367,8 @@ final class AurogonTxn implements Txn {
         // key-dependent read (Txn#readKeyDependent) is never deferred (§4.3).
         final int defer = techniques.deferral() && !keyDependent && (preattach || !a.readOnlyTable()) ? 0
             : Participant.FLAG_NO_DEFER;
-        final UnsafeBuffer request = header(a, (preattach ? Participant.FLAG_PREATTACH : 0) | defer);
+        final UnsafeBuffer request = header(a, (preattach ? Participant.FLAG_PREATTACH : 0) | defer
+            | techniques.spsFlag());
         a.locked = preattach;
         final Future<RpcReply> read = call(a, AurogonRpc.READ, request).recover(e -> unansweredAbort(e, "READ", a));
         return read.onFailure(e -> failed = e).compose(reply -> {
@@ -365,6 +380,12 @@ final class AurogonTxn implements Txn {
             }
             if (status == Participant.STALE) { // at or below its id's dead mark or the tombstones' watermark
                 return floored(p.getLong(8), "the pre-attaching read on " + a.partition.node());
+            }
+            if (status == Participant.SPS_STALE) {
+                // SPS rule 1: the retry's clock is floored at the newer committed version (the answer's wts), so it
+                // reads above it; else a loop lagging the writer by D retried below it until real time covered D
+                // (review, stop 58). Falls through to the abort (refusal).
+                timestamps.floor(p.getLong(8));
             }
             if (status == Participant.ORPHAN) {
                 // Parked on a version whose coordinator may be dead: resolve it through its backups, read again.
@@ -444,6 +465,10 @@ final class AurogonTxn implements Txn {
             case Participant.NOT_PRIMARY:
                 return new AbortException(AurogonAborts.NOT_PROMOTED, "key " + a.key + " of " + a.table + ": "
                     + a.partition.node() + " does not serve that copy as primary yet (its promotion has not run)");
+            case Participant.SPS_STALE:
+                return new AbortException(AurogonAborts.SPS_STALE, "key " + a.key + " of " + a.table + ": a version "
+                    + "newer than the one below " + AurogonTimestamp.toString(ts) + " is committed (SPS rule 1: a "
+                    + "stale read)");
             case Participant.TOO_OLD:
                 return new AbortException(AurogonAborts.VERSION_GONE, "key " + a.key + " of " + a.table
                     + ": the version below " + AurogonTimestamp.toString(ts) + " was reclaimed");
@@ -609,7 +634,8 @@ final class AurogonTxn implements Txn {
     /** The INSTALL (or INSERT) of {@code a}'s pending version: the PW of Fig. 5. */
     private Future<Void> install(final Access a) {
         final boolean inserting = a.inserted;
-        final Future<RpcReply> sent = call(a, inserting ? AurogonRpc.INSERT : AurogonRpc.INSTALL, header(a, 0))
+        final Future<RpcReply> sent = call(a, inserting ? AurogonRpc.INSERT : AurogonRpc.INSTALL,
+            header(a, techniques.spsFlag()))
             .recover(e -> {
                 if (io.scythe.txn.Refusal.rpcMayHaveLanded(e)) {
                     // It may have landed, or land yet (no answer, or its handler failed after installing: review of

@@ -94,11 +94,26 @@ public final class Participant {
      * failed commit. A recovery's COMMIT is never answered this ({@link #FIRST_SEEN} or {@link #NOT_PENDING}).
      */
     public static final int COMMITTED_ALREADY = 2;
+    /**
+     * SPS (§4.4, {@link #FLAG_SPS}): a read found a COMMITTED version newer than the one below its timestamp, which it
+     * may not return (rule 1: a stale read of a transaction that finished before it began, in real time). Nothing was
+     * read; no rts raised when answered at once, while a read that parked on a pending version first raised that
+     * version's rts (harmless: rule 2 refuses any write in that interval, a committed version being above it). The
+     * answer's wts is the newest committed version's, where the coordinator floors its clock. A pre-attaching read's
+     * pending version stays installed (its abort rolls it back). The attempt aborts and runs again.
+     */
+    public static final int SPS_STALE = -10;
 
     /** Read flag: install a pending version at the read's ts first (§4.3 pre-attaching). */
     public static final int FLAG_PREATTACH = 1;
     /** Read flag: never defer (a read that key-dependent requests wait for, §4.3). */
     public static final int FLAG_NO_DEFER = 2;
+    /**
+     * Read, INSTALL and INSERT flag: SPS's rules (§4.4, strong partition serializability): a read may not return a
+     * version below a COMMITTED newer one ({@link #SPS_STALE}), and a write is {@link #REFUSED} when a COMMITTED
+     * version above its timestamp exists (an immortal write: no reader would ever see it).
+     */
+    public static final int FLAG_SPS = 4;
 
     /** Where a record's first version comes from and where its newest committed value goes. */
     public interface Backing {
@@ -181,7 +196,8 @@ public final class Participant {
         }
     }
 
-    private record Waiter(long ts, ReadReply reply) {
+    /** A read parked on a pending version; {@code sps}: it carried {@link #FLAG_SPS}. */
+    private record Waiter(long ts, ReadReply reply, boolean sps) {
     }
 
     static final class Record {
@@ -229,6 +245,9 @@ public final class Participant {
     private long refusedLateNs;
     private long maxRefusedLateNs;
     private long refusedByRts;
+    /** SPS ({@link #FLAG_SPS}): reads answered {@link #SPS_STALE}, writes refused by rule 2. */
+    private long spsStaleReads;
+    private long spsRefusedInstalls;
     private long installs;
     private long reclaimed;
     /** The largest timestamp any request carried: what DST's chasing clocks are pulled forward by. */
@@ -310,8 +329,9 @@ public final class Participant {
         }
         count(r, ts);
         reads++;
+        final boolean sps = (flags & FLAG_SPS) != 0;
         if ((flags & FLAG_PREATTACH) != 0) {
-            final int installed = installRule(r, ts);
+            final int installed = installRule(r, ts, sps);
             if (installed != OK) {
                 // Early abort: the read does not run; a STALE answer carries the floor as its wts (tombstoneRule).
                 reply.answer(installed, installed == STALE ? staleFloor() : 0, null);
@@ -322,20 +342,25 @@ public final class Participant {
             deferredReads++;
             deferredNs += r.deferNs;
             maxDeferredNs = Math.max(maxDeferredNs, r.deferNs);
-            deferrer.after(r.deferNs, () -> execute(r, ts, reply));
+            deferrer.after(r.deferNs, () -> execute(r, ts, reply, sps));
         } else {
-            execute(r, ts, reply);
+            execute(r, ts, reply, sps);
         }
     }
 
     /** Installs a pending version at {@code ts} (an independent or late write): {@link #OK} or {@link #REFUSED}. */
     public int install(final int table, final long key, final long ts) {
+        return install(table, key, ts, 0);
+    }
+
+    /** As {@link #install(int, long, long)}, with SPS's rule when {@code flags} has {@link #FLAG_SPS}. */
+    public int install(final int table, final long key, final long ts, final int flags) {
         final Record r = record(table, key);
         if (r == null) {
             return NOT_FOUND;
         }
         count(r, ts);
-        return installRule(r, ts);
+        return installRule(r, ts, (flags & FLAG_SPS) != 0);
     }
 
     /**
@@ -345,6 +370,12 @@ public final class Participant {
      * later: the insert tries again with a new timestamp).
      */
     public int insert(final int table, final long key, final long ts, final long[] below) {
+        return insert(table, key, ts, below, 0);
+    }
+
+    /** As {@link #insert(int, long, long, long[])}, with SPS's rule when {@code flags} has {@link #FLAG_SPS}. */
+    public int insert(final int table, final long key, final long ts, final long[] below, final int flags) {
+        final boolean sps = (flags & FLAG_SPS) != 0;
         final Record r = record(table, key);
         if (r == null) {
             return NOT_FOUND;
@@ -355,6 +386,10 @@ public final class Participant {
             return tomb;
         }
         for (final Version v : r.versions) {
+            if (sps && v.wts > ts && !v.pending) {
+                spsRefusedInstalls++;
+                return REFUSED; // SPS rule 2: an insert below a committed version would be immortal
+            }
             if (v.wts <= ts) {
                 below[0] = v.wts;
                 if (v.wts == ts) {
@@ -368,14 +403,14 @@ public final class Participant {
                 if (!v.absent) {
                     return DUPLICATE;
                 }
-                final int installed = installRule(r, ts);
+                final int installed = installRule(r, ts, sps);
                 if (installed == OK) {
                     v.rts = Math.max(v.rts, ts); // the insert read the absence: nothing may slip in below it now
                 }
                 return installed;
             }
         }
-        return installRule(r, ts); // below every kept version: refused
+        return installRule(r, ts, sps); // below every kept version: refused
     }
 
     /**
@@ -416,8 +451,14 @@ public final class Participant {
         final List<Waiter> waiters = v.waiters;
         v.waiters = null;
         if (waiters != null) {
+            final long newer = committedAbove(r, i);
             for (final Waiter w : waiters) {
-                w.reply.answer(v.absent ? ABSENT : OK, v.wts, value);
+                if (w.sps && newer != 0) {
+                    spsStaleReads++;
+                    w.reply.answer(SPS_STALE, newer, null); // SPS rule 1: committed above it while it was parked
+                } else {
+                    w.reply.answer(v.absent ? ABSENT : OK, v.wts, value);
+                }
             }
         }
         reclaim(r);
@@ -511,7 +552,7 @@ public final class Participant {
         unsuspect(r, v);
         if (v.waiters != null) {
             for (final Waiter w : v.waiters) {
-                execute(r, w.ts, w.reply);
+                execute(r, w.ts, w.reply, w.sps);
             }
         }
         return OK;
@@ -673,11 +714,17 @@ public final class Participant {
 
     // ------------------------------------------------------------------------------------------------- rules
 
-    private void execute(final Record r, final long ts, final ReadReply reply) {
+    private void execute(final Record r, final long ts, final ReadReply reply, final boolean sps) {
         final List<Version> vs = r.versions;
         for (int i = 0; i < vs.size(); i++) {
             final Version v = vs.get(i);
             if (v.wts < ts) {
+                final long newer = sps ? committedAbove(r, i) : 0;
+                if (newer != 0) {
+                    spsStaleReads++;
+                    reply.answer(SPS_STALE, newer, null); // SPS rule 1: nothing read, no rts raised
+                    return;
+                }
                 v.rts = Math.max(v.rts, ts);
                 if (v.pending && v.suspect) {
                     reply.answer(ORPHAN, v.wts, null);
@@ -686,7 +733,7 @@ public final class Participant {
                     if (v.waiters == null) {
                         v.waiters = new ArrayList<>(2);
                     }
-                    v.waiters.add(new Waiter(ts, reply));
+                    v.waiters.add(new Waiter(ts, reply, sps));
                 } else if (v.absent) {
                     reply.answer(ABSENT, v.wts, null);
                 } else {
@@ -698,7 +745,21 @@ public final class Participant {
         reply.answer(TOO_OLD, 0, null);
     }
 
-    private int installRule(final Record r, final long ts) {
+    /**
+     * The newest COMMITTED version's wts among the record's versions newer than index {@code i} (newest first), or 0
+     * when every one of them is pending (SPS rule 1).
+     */
+    private static long committedAbove(final Record r, final int i) {
+        for (int j = 0; j < i; j++) {
+            final Version v = r.versions.get(j);
+            if (!v.pending) {
+                return v.wts;
+            }
+        }
+        return 0;
+    }
+
+    private int installRule(final Record r, final long ts, final boolean sps) {
         final int tomb = tombstoneRule(r, ts);
         if (tomb != OK) {
             return tomb; // its ROLLBACK came first, or may have: not counted as the install rule's refusal
@@ -706,6 +767,12 @@ public final class Participant {
         final List<Version> vs = r.versions;
         for (int i = 0; i < vs.size(); i++) {
             final Version v = vs.get(i);
+            if (sps && v.wts > ts && !v.pending) {
+                // SPS rule 2: a write below a committed version would be immortal (no reader after it would see it).
+                // Not the install rule's refusal: the deferral's write failure rate does not count it.
+                spsRefusedInstalls++;
+                return REFUSED;
+            }
             if (v.wts <= ts) {
                 if (v.wts == ts) {
                     return v.pending ? OK : REFUSED; // the same write again; a committed one cannot recur
@@ -1123,6 +1190,11 @@ public final class Participant {
     /** Writes the install rule refused against a version's rts (what {@link #refusedLateNs} sums over). */
     public long refusedByRts() {
         return refusedByRts;
+    }
+
+    /** SPS's refusals here: {@code [reads answered SPS_STALE (rule 1), writes refused (rule 2)]}. */
+    public long[] spsRefusals() {
+        return new long[] {spsStaleReads, spsRefusedInstalls};
     }
 
     public long maxRefusedLateNs() {

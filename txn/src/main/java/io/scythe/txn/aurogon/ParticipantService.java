@@ -975,9 +975,12 @@ public final class ParticipantService {
         replyValue(responder, value == null ? Participant.TOO_OLD : Participant.OK, wts, value, from);
     }
 
-    /** A READ-format reply: the value's total length and its bytes from {@code from}, as many as fit one reply. */
-    private void replyValue(final RpcResponder responder, final int status, final long wts, final byte[] value,
-                            final int from) {
+    /**
+     * A READ-format reply: the value's total length and its bytes from {@code from}, as many as fit one reply
+     * (package-private: a test holds a READ's answer back and sends it so).
+     */
+    void replyValue(final RpcResponder responder, final int status, final long wts, final byte[] value,
+                    final int from) {
         final int total = value == null ? 0 : value.length; // ABSENT, errors: no value
         final int part = Math.min(total - from, responder.maxReplyBytes() - AurogonRpc.READ_REPLY_HEADER_BYTES);
         final UnsafeBuffer reply = new UnsafeBuffer(new byte[AurogonRpc.READ_REPLY_HEADER_BYTES + part]);
@@ -1024,7 +1027,8 @@ public final class ParticipantService {
                 status(responder, Participant.STALE, floorFor(ts));
                 return;
             }
-            final int status = participant.install(p.getInt(at), p.getLong(at + AurogonRpc.KEY_OFFSET), ts);
+            final int status = participant.install(p.getInt(at), p.getLong(at + AurogonRpc.KEY_OFFSET), ts,
+                p.getInt(at + AurogonRpc.FLAGS_OFFSET));
             if (status == Participant.OK) {
                 owns(ts, request.client());
             }
@@ -1046,7 +1050,8 @@ public final class ParticipantService {
             final long ts = p.getLong(at + AurogonRpc.TS_OFFSET);
             final boolean stale = refused(ts, request.client());
             final int status = stale ? Participant.STALE
-                : participant.insert(p.getInt(at), p.getLong(at + AurogonRpc.KEY_OFFSET), ts, below);
+                : participant.insert(p.getInt(at), p.getLong(at + AurogonRpc.KEY_OFFSET), ts, below,
+                    p.getInt(at + AurogonRpc.FLAGS_OFFSET));
             if (status == Participant.OK) {
                 owns(ts, request.client());
             }

@@ -572,7 +572,23 @@
  * #shouldJudgeATimedOutCallItsNodeTookAtOnceWithoutTheFailoverWait}, {@code RrpcTest
  * #shouldSayATimedOutCallWasTakenOnlyWhenTheServerAnsweredALaterCall}). Seed 44 is quiescent now.
  *
- * <p><b>Not built yet (issue 20)</b>: SPS mode. Values longer than one RRPC bucket (TPC-C's 504-680-byte rows) travel
+ * <p><b>SPS mode</b> (§4.4, optional; {@code aurogon:sps}, aurogon22): every READ, INSTALL and INSERT carries
+ * {@code Participant.FLAG_SPS}. Rule 1: a read whose version below its timestamp has a COMMITTED newer version is
+ * answered {@code SPS_STALE} (nothing read, no rts raised; a read parked on a pending version is answered so when
+ * that version commits under a newer committed one) and the attempt aborts ({@code sps-stale-read}) and runs again
+ * with a later timestamp: the paper does not say how a read failing rule 1 goes on. Rule 2: a write below a
+ * COMMITTED version is refused (an immortal write), counted as the install rule's refusals are, but not fed to the
+ * deferral's failure rate. Rule 3 (report the commit after every COMMIT acknowledgement) holds in every variant
+ * here. Our API reads every key before writing it, so rule 2 fires on a pre-attaching READ (its install comes
+ * before the read) or on a commit-time INSTALL under a version committed since the read. Tests:
+ * {@code ParticipantTest#spsRefusesStaleReadsAndImmortalWritesBelowACommittedVersionOnly},
+ * {@code AurogonTxnTest#shouldRefuseAStaleReadAfterARealTimeEarlierCommitOnlyInSpsMode}.
+ *
+ * <p>Timestamps' ids (aurogon22): server id = the CN's slot, loop id = its loop (a cluster node's idBase, a
+ * simulator recovery run's: CN c loop l is server c + 1, loop l + 1); the simulator without recovery numbers loops
+ * across the cluster in idBase, and names them the same way through {@code TxnRuntime#coordinatorIds}.
+ *
+ * <p>Values longer than one RRPC bucket (TPC-C's 504-680-byte rows) travel
  * in parts (READ_MORE, STAGE, REPLICATE, FETCH: {@link io.scythe.txn.aurogon.AurogonRpc}); the paper's values fit
  * one message.
  */

@@ -10,10 +10,12 @@ import java.util.SplittableRandom;
 
 import static io.scythe.txn.aurogon.Participant.FLAG_NO_DEFER;
 import static io.scythe.txn.aurogon.Participant.FLAG_PREATTACH;
+import static io.scythe.txn.aurogon.Participant.FLAG_SPS;
 import static io.scythe.txn.aurogon.Participant.NOT_FOUND;
 import static io.scythe.txn.aurogon.Participant.NOT_PENDING;
 import static io.scythe.txn.aurogon.Participant.OK;
 import static io.scythe.txn.aurogon.Participant.REFUSED;
+import static io.scythe.txn.aurogon.Participant.SPS_STALE;
 import static io.scythe.txn.aurogon.Participant.STALE;
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -418,6 +420,57 @@ class ParticipantTest {
         final Answer early = read(1, 200, FLAG_PREATTACH);
         assertThat(early.status).isEqualTo(REFUSED);
         assertThat(p.versions(T, 1)).isDeepEqualTo(before); // no version, no rts raised: the read never ran
+    }
+
+    /**
+     * SPS (§4.4, {@code FLAG_SPS}). Rule 1: a read may not return a version below a COMMITTED newer one: at 150 under a
+     * committed v200 it is answered SPS_STALE (with 200) and raises no rts, where a plain read returns v100, a stale read
+     * when its clock lags the writer's. A read parked on a pending version is answered SPS_STALE when that version
+     * commits under a newer committed one; a plain one parked beside it reads it. Rule 2: a write (install or insert)
+     * below a committed version is refused, an immortal write no later reader would see, where without the flag the
+     * install rule admits it (nothing read the version below it above its timestamp). Pending versions above are no
+     * bar to either rule. Fails with the flag ignored.
+     */
+    @Test
+    void spsRefusesStaleReadsAndImmortalWritesBelowACommittedVersionOnly() {
+        write(1, 100, 11);
+        write(1, 200, 12); // installed without a read below it: v100's rts stays 100
+        final long[][] before = p.versions(T, 1);
+        assertThat(p.install(T, 1, 150, FLAG_SPS)).isEqualTo(REFUSED);
+        final Answer spsRead = read(1, 150, FLAG_SPS);
+        assertThat(spsRead.status).isEqualTo(SPS_STALE);
+        assertThat(spsRead.wts).isEqualTo(200);
+        assertThat(p.versions(T, 1)).isDeepEqualTo(before); // nothing installed, no rts raised
+        assertThat(p.install(T, 1, 150)).as("without SPS: an immortal write").isEqualTo(OK);
+        assertThat(p.rollback(T, 1, 150)).isEqualTo(OK);
+        assertThat(read(1, 150).wts).as("without SPS: a stale read").isEqualTo(100);
+        assertThat(read(1, 250, FLAG_SPS).wts).isEqualTo(200); // the newest committed: fine
+        // Pending versions above are no bar.
+        assertThat(p.install(T, 1, 300)).isEqualTo(OK);
+        assertThat(read(1, 260, FLAG_SPS).wts).isEqualTo(200);
+        assertThat(p.install(T, 1, 280, FLAG_SPS)).isEqualTo(OK);
+        assertThat(p.rollback(T, 1, 280)).isEqualTo(OK);
+        // Parked on v300, then v400 commits above it before v300 does.
+        assertThat(p.install(T, 1, 400)).isEqualTo(OK);
+        final Answer parkedSps = read(1, 350, FLAG_SPS);
+        final Answer parkedPlain = read(1, 360);
+        assertThat(parkedSps.answered()).isFalse();
+        assertThat(p.commit(T, 1, 400, new byte[] {40})).isEqualTo(OK);
+        assertThat(p.commit(T, 1, 300, new byte[] {30})).isEqualTo(OK);
+        assertThat(parkedSps.status).isEqualTo(SPS_STALE);
+        assertThat(parkedSps.wts).isEqualTo(400);
+        assertThat(parkedPlain.status).isEqualTo(OK);
+        assertThat(parkedPlain.value).containsExactly(30);
+        // Inserts: key 20 is absent; a blind write at 100 commits a value (an insert would raise the absence's rts),
+        // an insert at 50 would be immortal.
+        final long[] below = new long[1];
+        assertThat(p.install(T, 20, 100)).isEqualTo(OK);
+        assertThat(p.commit(T, 20, 100, new byte[] {1})).isEqualTo(OK);
+        assertThat(p.insert(T, 20, 50, below, FLAG_SPS)).isEqualTo(REFUSED);
+        assertThat(p.insert(T, 20, 50, below)).as("without SPS").isEqualTo(OK);
+        assertThat(p.rollback(T, 20, 50)).isEqualTo(OK);
+        assertThat(p.spsRefusals()).containsExactly(2, 2);
+        assertThat(p.violation()).isNull();
     }
 
     /**
