@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""How long `mvn -B verify` takes with the reactor's N threads (.mvn/maven.config -T), replayed on a CI log's module
+"""How long `mvn -B verify` takes with the reactor's N threads (mvn -T N), replayed on a CI log's module
 times (its Reactor Summary): Maven starts a module, in reactor order, once every module it depends on has finished and
 one of the N threads is free. No slowdown from sharing the cores is modelled, so read the result as the schedule's
 bound, not a measurement. Usage: tools/reactor-schedule.py CI_LOG [THREADS ...] (default 1 2 3)."""

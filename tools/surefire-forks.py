@@ -10,7 +10,7 @@ log = open(sys.argv[1]).read()
 if '(two-forks) @ scythe-recovery' not in log:
     sys.exit('the log has no two-forks execution of scythe-recovery (did the build stop before it?)')
 section = log[log.index('(two-forks) @ scythe-recovery'):]
-# With the reactor's two threads (.mvn/maven.config) other modules' lines, their 'Results:' and totals too, interleave
+# With the reactor's two threads (`mvn -T2`) other modules' lines, their 'Results:' and totals too, interleave
 # with recovery's, so the section runs to the Reactor Summary and a class counts only if recovery's tests hold it.
 section = section[:section.index('Reactor Summary')]
 recovery_tests = Path(__file__).resolve().parent.parent / 'recovery/src/test/java/io/scythe/cluster'

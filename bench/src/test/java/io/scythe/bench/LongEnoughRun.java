@@ -5,7 +5,7 @@ import io.vertx.core.json.JsonObject;
 /**
  * A timed workload run in a test, run again for four times as long (up to twice more) when one of its runs committed
  * fewer transactions than the test's checks need to see (issue 23 §1). A test's run is timed (300 ms, 1.5 s), so how
- * many transactions it gets depends on the CPU it was given: with the reactor's two threads (.mvn/maven.config) this
+ * many transactions it gets depends on the CPU it was given: when the reactor runs two threads (`mvn -T2`: tried in CI 213, not the default) this
  * module's tests run beside scythe-recovery's node JVMs, and at load ~40 a 1.5 s run committed a single transaction
  * (RecordedHistoryTest: "1 transactions, 0 edges ... serializable" for the unsafe protocol) and a 300 ms one no
  * TransactSavings (ResultsAndReportTest). The retry depends only on the count, never on what the test then checks, so

@@ -20,7 +20,7 @@ class LocalClusterRestartPortTest {
     @Test
     void shouldGiveARestartedComputeNodeAFreshHazelcastPortAndKeepTheMemberListsOnes(@TempDir final Path dir)
         throws Exception {
-        try (LocalCluster cluster = new LocalCluster("restart-port-" + ProcessHandle.current().pid(), "s3cret", 1, 1,
+        try (LocalCluster cluster = new LocalCluster("restart-port-" + ProcessHandle.current().pid(), "s3cret-for-a-test-only", 1, 1,
             1, new JsonObject().put("name", "smallbank"), new JsonObject().put("provider", "shm"), "scythe", dir,
             new LocalCluster.Launcher(List.of("sh", "-c", "echo pid $$")))) {
             cluster.start(20_000);
@@ -47,7 +47,7 @@ class LocalClusterRestartPortTest {
      */
     @Test
     void shouldRefuseToStartANodeOfAClosedCluster(@TempDir final Path dir) throws Exception {
-        final LocalCluster cluster = new LocalCluster("closed-" + ProcessHandle.current().pid(), "s3cret", 1, 1, 0,
+        final LocalCluster cluster = new LocalCluster("closed-" + ProcessHandle.current().pid(), "s3cret-for-a-test-only", 1, 1, 0,
             new JsonObject().put("name", "smallbank"), new JsonObject().put("provider", "shm"), "scythe", dir,
             new LocalCluster.Launcher(List.of("sh", "-c", "echo pid $$")));
         try {

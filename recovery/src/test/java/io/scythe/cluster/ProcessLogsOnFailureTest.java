@@ -35,7 +35,7 @@ class ProcessLogsOnFailureTest {
         + "echo pid $$";
 
     private static LocalCluster fake(final String name, final Path dir, final String script) throws Exception {
-        return new LocalCluster(name + ProcessHandle.current().pid(), "s3cret", 1, 1, 0,
+        return new LocalCluster(name + ProcessHandle.current().pid(), "s3cret-for-a-test-only", 1, 1, 0,
             new JsonObject().put("name", "smallbank"), new JsonObject().put("provider", "shm"), "scythe", dir,
             new LocalCluster.Launcher(List.of("sh", "-c", script)));
     }
@@ -90,7 +90,7 @@ class ProcessLogsOnFailureTest {
         void waitsInVain(@TempDir final Path dir) throws Exception {
             Assumptions.assumeTrue(onPurpose, "run only by ProcessLogsOnFailureTest");
             // -classpath, not -cp: LocalCluster gives a "-cp" launch the node class archive's options, when on.
-            cluster = new LocalCluster("logs-jvm-" + ProcessHandle.current().pid(), "s3cret", 1, 1, 0,
+            cluster = new LocalCluster("logs-jvm-" + ProcessHandle.current().pid(), "s3cret-for-a-test-only", 1, 1, 0,
                 new JsonObject().put("name", "smallbank"), new JsonObject().put("provider", "shm"), "scythe", dir,
                 new LocalCluster.Launcher(List.of(ProcessHandle.current().info().command().orElseThrow(), "-Xmx32m",
                     "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-classpath", System.getProperty("java.class.path"),
