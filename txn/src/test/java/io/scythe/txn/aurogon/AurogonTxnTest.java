@@ -671,8 +671,9 @@ class AurogonTxnTest {
             }
             assertThat(AurogonPromotionTest.onLoop(node, participant::suspect)).as("a suspect").isEqualTo(orphanTs);
             // A client whose calls time out (the node's own has no deadline): the unanswered SUSPECTS fails TIMED_OUT.
+            // 2 s, not 200 ms: the TSO fetch and the READ, which must be answered, could take 200 ms when loaded.
             final io.scythe.rrpc.RrpcClient bounded = new io.scythe.rrpc.RrpcClient(node.vertx,
-                node.fabric.attachNow("cn-bounded"), new io.scythe.rrpc.RrpcOptions().callTimeoutNs(200_000_000L));
+                node.fabric.attachNow("cn-bounded"), new io.scythe.rrpc.RrpcOptions().callTimeoutNs(2_000_000_000L));
             final String first = node.onLoop(() -> {
                 final TxnRuntime rt = new TxnRuntime(catalog, bounded, LoopTimers.current(), new TsoGroup(64,
                     new DirectTsoSource(node.counter, () -> bounded.oneSided("tso"))),
