@@ -65,11 +65,12 @@ class JoinPatientlyTest {
         assertThatThrownBy(() -> ClusterAccess.joinPatiently(() -> {
             attempts.incrementAndGet();
             return Future.failedFuture(unstable());
-        }, cleanups::incrementAndGet, 300, 50, l -> { })).isInstanceOf(HazelcastException.class)
+        }, cleanups::incrementAndGet, 2_000, 50, l -> { })).isInstanceOf(HazelcastException.class)
             .hasMessageContaining("not stable");
-        assertThat(attempts.get()).isBetween(2, 7);
+        // 2 s with attempts 50 ms apart (300 ms was within one stall of a loaded machine: a single attempt).
+        assertThat(attempts.get()).isBetween(2, 41);
         assertThat(cleanups.get()).as("the last refused attempt's member shut down too").isEqualTo(attempts.get());
-        assertThat((System.nanoTime() - start) / 1_000_000).isLessThan(5_000);
+        assertThat((System.nanoTime() - start) / 1_000_000).as("gave up, not for ever").isLessThan(30_000);
     }
 
     /**

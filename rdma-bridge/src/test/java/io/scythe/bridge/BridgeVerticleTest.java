@@ -208,11 +208,27 @@ class BridgeVerticleTest {
     void shouldGoQuietWhenNothingIsOutstanding() throws Exception {
         onLoop(ctx -> RdmaChannel.connect(cn, "mn", new QpOptions())
             .compose(channel -> channel.read(remote, 0, new UnsafeBuffer(new byte[8]), 0, 8)));
-        Thread.sleep(20);
-        final long before = BridgeVerticle.running().stream().mapToLong(Bridge::polls).sum();
-        Thread.sleep(100);
-        final long after = BridgeVerticle.running().stream().mapToLong(Bridge::polls).sum();
-        assertThat(after).isEqualTo(before);
+        // Quiet means: once its last re-poll ran, no poll for as long as we look. A fixed 20 ms for that last re-poll
+        // was too short on a loaded machine; it is now waited for (polls unchanged over 300 ms, within 30 s), and the
+        // bridge must then stay quiet for 300 ms more (a bridge that keeps polling never passes the first wait).
+        final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        long before = polls();
+        long settled;
+        while (true) {
+            Thread.sleep(300);
+            settled = polls();
+            if (settled == before || System.nanoTime() > deadline) {
+                break;
+            }
+            before = settled;
+        }
+        assertThat(settled).as("the bridge stopped polling within 30 s").isEqualTo(before);
+        Thread.sleep(300);
+        assertThat(polls()).isEqualTo(settled);
+    }
+
+    private static long polls() {
+        return BridgeVerticle.running().stream().mapToLong(Bridge::polls).sum();
     }
 
     @Test

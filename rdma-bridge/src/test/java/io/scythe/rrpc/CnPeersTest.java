@@ -145,7 +145,7 @@ class CnPeersTest {
         assertThat(failure).isInstanceOf(RpcException.class);
         assertThat(((RpcException) failure).code()).isEqualTo(RpcException.TIMED_OUT);
         assertThat(failure.getMessage()).contains("cnB/loop0").contains("no reply within 200 ms");
-        assertThat(elapsedNs).isGreaterThanOrEqualTo(boundNs).isLessThan(boundNs + TimeUnit.SECONDS.toNanos(5));
+        assertThat(elapsedNs).isGreaterThanOrEqualTo(boundNs).isLessThan(boundNs + TimeUnit.SECONDS.toNanos(20)); // loaded machine
         // The peer wakes and answers late: the reply finds no call and completes nothing.
         await(b.onLoop(0, () -> {
             held.get(0).reply(longBuffer(99));
@@ -172,7 +172,8 @@ class CnPeersTest {
         final Throwable left = inFlight.transform(Future::succeededFuture).await(30, TimeUnit.SECONDS).cause();
         assertThat(((RpcException) left).code()).isEqualTo(RpcException.DISCONNECTED);
         assertThat(left.getMessage()).contains("cnB left: its member left the cluster");
-        assertThat(System.nanoTime() - leaving).as("failed at once").isLessThan(TimeUnit.SECONDS.toNanos(5));
+        assertThat(System.nanoTime() - leaving).as("failed at once, not at the 30 s send timeout")
+            .isLessThan(TimeUnit.SECONDS.toNanos(20));
         // The next call opens anew (a fresh reply ring), and the peer still serves.
         assertThat(await(a.onLoop(1, () -> a.ping("cnB", CnPeers.PAIRED)))).isEqualTo(1);
         // Stopped without a word: its rings are gone, so the next call fails (the WRITE into them is refused).
@@ -181,7 +182,7 @@ class CnPeersTest {
         final Throwable gone = a.onLoop(1, () -> a.call("cnB", WHO, longBuffer(2))).transform(
             Future::succeededFuture).await(30, TimeUnit.SECONDS).cause();
         assertThat(((RpcException) gone).code()).isEqualTo(RpcException.DISCONNECTED);
-        assertThat(System.nanoTime() - stopped).isLessThan(TimeUnit.SECONDS.toNanos(5));
+        assertThat(System.nanoTime() - stopped).isLessThan(TimeUnit.SECONDS.toNanos(20)); // not the 30 s send timeout
     }
 
     /**
@@ -208,7 +209,8 @@ class CnPeersTest {
             assertThat(left).isInstanceOf(RpcException.class);
             assertThat(left.getMessage()).contains("cnC left: its member left the cluster");
         }
-        assertThat(System.nanoTime() - leaving).as("failed at once").isLessThan(TimeUnit.SECONDS.toNanos(5));
+        assertThat(System.nanoTime() - leaving).as("failed at once, not at the 30 s send timeout")
+            .isLessThan(TimeUnit.SECONDS.toNanos(20));
     }
 
     /**

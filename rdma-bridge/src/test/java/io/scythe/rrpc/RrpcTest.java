@@ -27,6 +27,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 /** RRPC end to end on the local fabric: correctness under many concurrent callers, batching, errors, hybrid modes. */
 class RrpcTest {
     static final int ECHO = 1;
+    /** ECHO calls the server answered (the caller-stall test waits for its own, not for a fixed time). */
+    static final java.util.concurrent.atomic.AtomicLong ECHOES_ANSWERED = new java.util.concurrent.atomic.AtomicLong();
     static final int ADD = 2;
     static final int THROW = 3;
     static final int BIG = 4;
@@ -160,7 +162,10 @@ class RrpcTest {
             blob.buffer().putLong(i, i * 31L);
         }
         server = new RpcServer(vertx, new FailingConnects(mn, connectFailures), options)
-            .handle(ECHO, (req, res) -> res.reply(req.payload(), req.payloadOffset(), req.payloadLength()))
+            .handle(ECHO, (req, res) -> {
+                res.reply(req.payload(), req.payloadOffset(), req.payloadLength());
+                ECHOES_ANSWERED.incrementAndGet();
+            })
             .handle(ADD, (req, res) -> {
                 final UnsafeBuffer out = new UnsafeBuffer(new byte[8]);
                 out.putLong(0, req.payload().getLong(req.payloadOffset()) + req.payload().getLong(
@@ -395,11 +400,18 @@ class RrpcTest {
         start(CostModel.zero(), new RrpcOptions().callTimeoutNs(TimeUnit.MILLISECONDS.toNanos(timeoutMs)));
         final Context caller = vertx.getOrCreateContext();
         assertThat(caller).isNotSameAs(serverContext);
+        final long answeredBefore = ECHOES_ANSWERED.get();
         final String outcome = onContext(caller, () -> client.rocket("mn").compose(rocket -> {
             final UnsafeBuffer hello = new UnsafeBuffer("hello".getBytes());
             final Future<RpcReply> echo = rocket.call(ECHO, hello);
-            // Queued after the call's flush: the request is out, then this loop stalls past the call's deadline.
+            // Queued after the call's flush: the request is out, then this loop stalls past the call's deadline,
+            // until the server answered and 3 deadlines more passed for its reply to land (a fixed 600 ms failed on
+            // a loaded machine when the server's loop had not answered yet: the call rightly timed out).
             caller.runOnContext(v -> {
+                final long bound = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+                while (ECHOES_ANSWERED.get() == answeredBefore && System.nanoTime() < bound) {
+                    Thread.onSpinWait();
+                }
                 final long until = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(3 * timeoutMs);
                 while (System.nanoTime() < until) {
                     Thread.onSpinWait();
@@ -423,7 +435,8 @@ class RrpcTest {
      */
     @Test
     void shouldSayATimedOutCallWasTakenOnlyWhenTheServerAnsweredALaterCall() throws Exception {
-        start(CostModel.zero(), new RrpcOptions().callTimeoutNs(TimeUnit.MILLISECONDS.toNanos(100)));
+        // 1 s, not 100 ms: the ECHO sent with the held call must be answered within it on a loaded machine too.
+        start(CostModel.zero(), new RrpcOptions().callTimeoutNs(TimeUnit.SECONDS.toNanos(1)));
         final String outcome = onContext(vertx.getOrCreateContext(), () -> client.rocket("mn").compose(rocket -> {
             final UnsafeBuffer hello = new UnsafeBuffer("hello".getBytes());
             return rocket.call(ECHO, hello).compose(before -> rocket.call(SILENT, hello).transform(alone -> {
@@ -570,7 +583,10 @@ class RrpcTest {
         }
         // The server comes up: the next open gets a ring (those of failed opens were given back) and calls work.
         final RpcServer later = new RpcServer(vertx, fabric.attachNow("later"), new RrpcOptions())
-            .handle(ECHO, (req, res) -> res.reply(req.payload(), req.payloadOffset(), req.payloadLength()));
+            .handle(ECHO, (req, res) -> {
+                res.reply(req.payload(), req.payloadOffset(), req.payloadLength());
+                ECHOES_ANSWERED.incrementAndGet();
+            });
         onContext(serverContext, later::start);
         final UnsafeBuffer hello = new UnsafeBuffer(new byte[8]);
         hello.putLong(0, 42);
@@ -586,7 +602,7 @@ class RrpcTest {
      */
     @Test
     void shouldServeOnAfterAReplyWriteFailedWhileTheClientsQueuePairWorks() throws Exception {
-        start(CostModel.zero(), new RrpcOptions().callTimeoutNs(200_000_000L));
+        start(CostModel.zero(), new RrpcOptions().callTimeoutNs(5_000_000_000L)); // every echo must succeed
         final java.util.concurrent.atomic.AtomicInteger failed = new java.util.concurrent.atomic.AtomicInteger();
         verbFaults.set((qp, opcode) -> qp.localNode().equals("mn") && opcode == io.scythe.fabric.Opcode.WRITE
             && failed.getAndIncrement() == 0 ? io.scythe.fabric.WcStatus.TRANSPORT_RETRY_EXCEEDED : null);
@@ -635,7 +651,7 @@ class RrpcTest {
      */
     @Test
     void shouldRetryAFailedReconnectAndServeOnOnceItConnects() throws Exception {
-        start(CostModel.zero(), new RrpcOptions().callTimeoutNs(200_000_000L));
+        start(CostModel.zero(), new RrpcOptions().callTimeoutNs(5_000_000_000L)); // every echo must succeed
         final java.util.concurrent.atomic.AtomicInteger failed = new java.util.concurrent.atomic.AtomicInteger();
         verbFaults.set((qp, opcode) -> {
             if (qp.localNode().equals("mn") && opcode == io.scythe.fabric.Opcode.WRITE

@@ -119,7 +119,8 @@ class TcpReconnectTest {
         final RdmaChannel second = onLoop(loop, () -> client.oneSided("mn"));
         assertThat(second).as("a new channel, not the one given up").isNotSameAs(first);
         assertThat(second.connectionGone()).isFalse();
-        assertThat(reopenedMs).as("reopened on the first use after the pause").isLessThan(5_000L);
+        // 15 s, not 5: a loaded machine's stall is no backoff; a reopen that waited for a timer of its own would be.
+        assertThat(reopenedMs).as("reopened on the first use after the pause").isLessThan(15_000L);
         assertThat(onLoop(loop, () -> client.rocket("mn"))).as("a new Rocket").isNotSameAs(firstRocket);
     }
 

@@ -201,7 +201,7 @@ class ClusterProcessTest {
     void shouldGiveEveryComputeNodesLogsAnOwner() throws Exception {
         final var shards = client.vertx() == null ? null
             : ClusterSetup.hazelcast(client.vertx()).<String, String>getMap(ScytheNode.SHARDS);
-        eventually("both CNs have a recovery owner", 10_000, () -> shards.size() == 2);
+        eventually("both CNs have a recovery owner", 60_000, () -> shards.size() == 2);
         assertThat(new JsonObject(shards.get("cn0")).getString("owner")).isEqualTo("cn1");
         assertThat(new JsonObject(shards.get("cn1")).getString("owner")).isEqualTo("cn0");
     }
@@ -465,7 +465,7 @@ class ClusterProcessTest {
         try (ScytheClient nocert = ScytheClient.join(NodeConfig.of(config).access(), 3_000)) {
             final var theirs = ClusterSetup.hazelcast(nocert.vertx()).getCluster();
             try {
-                eventually("nocert joined the cluster: our client sees it, and both see the same members", 10_000,
+                eventually("nocert joined the cluster: our client sees it, and both see the same members", 60_000,
                     () -> ours.getMembers().contains(theirs.getLocalMember())
                         && theirs.getMembers().contains(ours.getLocalMember())
                         && theirs.getMembers().equals(ours.getMembers()));

@@ -79,7 +79,7 @@ class CnBootMemoryNodeRemovedTest {
             assertThat(ready.leaseLost()).isFalse();
             mn0.hazelcast().<String, Long>getMap(ScytheNode.EPOCHS).put(EpochClaims.epochKey("cn0", ready.epoch()),
                 Long.MAX_VALUE);
-            ProcessClusters.eventually("cn0 lost its lease to the other claim", 10_000, ready::leaseLost);
+            ProcessClusters.eventually("cn0 lost its lease to the other claim", 60_000, ready::leaseLost);
         } finally {
             if (cn != null && cn.isDone() && !cn.isCompletedExceptionally()) {
                 nodes.add(cn.join());

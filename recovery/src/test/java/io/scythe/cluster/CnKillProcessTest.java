@@ -277,7 +277,7 @@ class CnKillProcessTest {
      * outstanding.
      */
     private static void checkData(final Ledger ledger, final String readVia) throws Exception {
-        eventually("no lock held nor ticket outstanding on mn0 and mn1", 10_000, () -> List.of("mn0", "mn1").stream()
+        eventually("no lock held nor ticket outstanding on mn0 and mn1", 60_000, () -> List.of("mn0", "mn1").stream()
             .allMatch(mn -> health(mn).getLong("locksHeld", -1L) == 0 && tickets(mn) == 0));
         long sum = 0;
         for (int k = 0; k < KEYS; k++) {
@@ -448,7 +448,7 @@ class CnKillProcessTest {
         final java.util.concurrent.Future<Void> cn2Back = relaunch("cn2");
         // The holder commits; upper passes the cancelled tickets, so nothing is left held or queued.
         assertThat(ledger.noted(holder.await(40, TimeUnit.SECONDS), 20, 21, 1)).isEqualTo(ledger.of(20));
-        eventually("no ticket outstanding after the holder's unlock", 10_000,
+        eventually("no ticket outstanding after the holder's unlock", 60_000,
             () -> tickets("mn0") == 0 && tickets("mn1") == 0);
         // Later transactions on those keys commit.
         assertThat(ledger.move("cn0", 20, 21, 1)).isEqualTo(ledger.of(20));
@@ -530,7 +530,7 @@ class CnKillProcessTest {
                 .isInstanceOf(ScytheClient.Outcome.Committed.class);
         }
         assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0)).as("6 requests, none waiting on %s", gone)
-            .isLessThan(10_000);
+            .isLessThan(25_000); // below the 30 s registration wait it guards against, above a loaded machine's stalls
         final var manager = ((io.vertx.core.internal.VertxInternal) client.vertx()).clusterManager();
         final io.vertx.core.Promise<io.vertx.core.spi.cluster.NodeInfo> info = io.vertx.core.Promise.promise();
         manager.getNodeInfo(gone, info);

@@ -68,7 +68,7 @@ class HazelcastShardMapTest {
     }
 
     private static ShardMap awaitEpoch(final HazelcastShardMap directory, final long epoch) throws Exception {
-        final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60); // a bound: loaded machines
         while (directory.current().epoch() < epoch && System.nanoTime() < deadline) {
             Thread.sleep(5);
         }

@@ -45,11 +45,11 @@ class LeaseRegionsTest {
             }
         }, "cn-start");
         start.start();
-        assertTrue(reading.await(5, TimeUnit.SECONDS));
+        assertTrue(reading.await(30, TimeUnit.SECONDS));
         final Thread queue = new Thread(() -> regions.applied(List.of("mn1"), mn -> words(mn, 200), List.of()),
             "apply-queue");
         queue.start();
-        final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+        final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
         while (queue.getState() != Thread.State.BLOCKED && queue.getState() != Thread.State.TERMINATED
             && System.nanoTime() < deadline) {
             Thread.sleep(1);

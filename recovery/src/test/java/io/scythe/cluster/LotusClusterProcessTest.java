@@ -111,7 +111,7 @@ class LotusClusterProcessTest {
         }
         final long sum = ProcessClusters.assertCounters(k -> client.call("get", k), expected, " after the failover");
         assertThat(sum).as("money conserved after the failover").isZero();
-        ProcessClusters.eventually("no lock left held on the CNs", 10_000, () -> {
+        ProcessClusters.eventually("no lock left held on the CNs", 60_000, () -> {
             for (final String cn : List.of("cn0", "cn1")) {
                 try {
                     final JsonObject module = new JsonObject(ProcessClusters.get(cluster, cn, "/health"))

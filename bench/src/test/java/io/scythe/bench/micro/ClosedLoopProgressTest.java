@@ -26,11 +26,17 @@ class ClosedLoopProgressTest {
                 () -> Future.future(p -> vertx.setTimer(1, t -> p.complete())),
                 (elapsedNs, completed, failed, latency) -> updates.add(new long[] {elapsedNs, completed,
                     latency.getTotalCount()}));
-            assertThat(updates).hasSize(2);
-            assertThat(updates.get(0)[0]).isBetween(TimeUnit.MILLISECONDS.toNanos(1_000),
-                TimeUnit.MILLISECONDS.toNanos(2_000));
+            // About once a second: 1 or 2 updates in 2.3 s (a stalled timer on a loaded machine may leave only
+            // one), never before 1 s, each at least ~1 s after the one before; counts growing, within the total.
+            assertThat(updates).hasSizeBetween(1, 2);
+            assertThat(updates.get(0)[0]).isGreaterThanOrEqualTo(TimeUnit.MILLISECONDS.toNanos(1_000));
             assertThat(updates.get(0)[1]).isPositive().isEqualTo(updates.get(0)[2]);
-            assertThat(updates.get(1)[1]).isGreaterThan(updates.get(0)[1]).isLessThanOrEqualTo(r.completed());
+            if (updates.size() == 2) {
+                assertThat(updates.get(1)[0] - updates.get(0)[0]).isGreaterThanOrEqualTo(
+                    TimeUnit.MILLISECONDS.toNanos(900));
+                assertThat(updates.get(1)[1]).isGreaterThan(updates.get(0)[1]);
+            }
+            assertThat(updates.get(updates.size() - 1)[1]).isLessThanOrEqualTo(r.completed());
         } finally {
             vertx.close().await(30, TimeUnit.SECONDS);
         }

@@ -62,12 +62,23 @@ final class ShmNic implements Nic {
     private static final long CM_PERIOD_MS = 1;
     /** How long a fenced initiator may stay inside a verb before it is taken for stopped and killed. */
     static final long STUCK_NS = 50_000_000L;
+    /** {@link #STUCK_NS} unless a test that races fences against a live child (not a stopped one) sets it longer. */
+    private volatile long stuckNs = STUCK_NS;
     private static final long CLOSED_SLOT_GRACE_NS = 1_000_000_000L;
 
     private final ShmFabric fabric;
     private final String node;
     private final CostModel model;
     final ShmNodeFile file;
+
+    /**
+     * For tests: how long a fenced initiator may stay inside a verb before it is killed. A test whose child process
+     * must live through every round sets it long: at load 60 a live child was descheduled 53 ms inside a verb and
+     * killed, as designed, ending that test's rounds.
+     */
+    void stuckNs(final long ns) {
+        stuckNs = ns;
+    }
     private final KeyAndAddressAllocator keys = new KeyAndAddressAllocator();
     private final Map<String, ShmRegion> regions = new ConcurrentHashMap<>();
     private final Collection<ShmRegion> registered = new CopyOnWriteArrayList<>();
@@ -472,7 +483,7 @@ final class ShmNic implements Nic {
                 promise.tryComplete();
                 return true;
             }
-            if (killed == 0 && now - since > STUCK_NS && stuckPid != ProcessHandle.current().pid()) {
+            if (killed == 0 && now - since > stuckNs && stuckPid != ProcessHandle.current().pid()) {
                 killed = stuckPid;
                 System.err.println("shm fabric: " + peer + " (pid " + stuckPid + ") was fenced by " + node
                     + " but stayed inside a verb for " + (now - since) / 1_000_000 + " ms (stopped or starved); "

@@ -147,12 +147,14 @@ class ShmMultiProcessTest {
         assertThat(mnProcess.waitFor(10, TimeUnit.SECONDS)).isTrue();
         final long killed = System.nanoTime();
         WcStatus status = WcStatus.SUCCESS;
-        while (status == WcStatus.SUCCESS && System.nanoTime() - killed < TimeUnit.SECONDS.toNanos(5)) {
+        // Bounds wide enough for a starved 2-core machine (a 1 s bound failed there only by a stall of the poller):
+        // a death still noticed only at a transport timeout of tens of seconds fails them.
+        while (status == WcStatus.SUCCESS && System.nanoTime() - killed < TimeUnit.SECONDS.toNanos(30)) {
             status = run(qp, cq, new WorkRequest().fetchAndAdd(Long.parseLong(region[1]),
                 Integer.parseInt(region[2]), 1, local, 0));
         }
         assertThat(status).isEqualTo(WcStatus.TRANSPORT_RETRY_EXCEEDED);
-        assertThat(System.nanoTime() - killed).isLessThan(TimeUnit.SECONDS.toNanos(1));
+        assertThat(System.nanoTime() - killed).isLessThan(TimeUnit.SECONDS.toNanos(10));
         // The dead process's files are stale: this process may attach the node itself.
         final Nic takenOver = fabric.attachNow("mnx");
         assertThat(takenOver.node()).isEqualTo("mnx");
@@ -207,6 +209,10 @@ class ShmMultiProcessTest {
         final long seed = System.nanoTime();
         final Random random = new Random(seed);
         final ShmNic mn = (ShmNic) fabric.attachNow("mn");
+        // The child is live, never stopped: the barrier waits its verb out rather than killing it when a loaded
+        // machine descheduled it past 50 ms (which ended the rounds: readLine() gave null). What is checked, no add
+        // landing after the barrier, is the same either way.
+        mn.stuckNs(TimeUnit.SECONDS.toNanos(5));
         final MemoryRegion region = mn.register("counter", 64, MemoryKind.HOST);
         final int rounds = 60;
         final Process connector = child("race", cluster, "rc", "mn", "" + region.address(), "" + region.rkey(),

@@ -211,7 +211,7 @@ class TcpFabricTest {
             final long tookMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
             assertThat(recorder.statuses()).containsExactly(WcStatus.TRANSPORT_RETRY_EXCEEDED,
                 WcStatus.TRANSPORT_RETRY_EXCEEDED);
-            assertThat(tookMs).as("ended after the 300 ms bound, well before never").isBetween(250L, 5_000L);
+            assertThat(tookMs).as("ended after the 300 ms bound, well before never").isBetween(250L, 30_000L); // a stalled loaded machine, not never
             recorder.clear();
             qp.post(new WorkRequest().read(remote.address(), remote.rkey(), new UnsafeBuffer(new byte[8]), 0, 8)
                 .wrId(3).signaled(true));

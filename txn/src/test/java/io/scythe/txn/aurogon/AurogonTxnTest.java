@@ -489,8 +489,8 @@ class AurogonTxnTest {
     }
 
     /**
-     * SPS mode at the coordinator (§4.4, {@code aurogon:sps}): T1 commits key 3 (or 4) from 100 to 1 on a clock 50 ms
-     * ahead; T2 begins once T1's commit was reported, on the host clock (its timestamp below T1's: clocks that far
+     * SPS mode at the coordinator (§4.4, {@code aurogon:sps}): T1 commits key 3 (or 4) from 100 to 1 on a clock 10 s
+     * ahead (50 ms before: CI 217, at load ~39, took longer than that between T1 and T2, so T2's host clock was past T1); T2 begins once T1's commit was reported, on the host clock (its timestamp below T1's: clocks that far
      * apart are what SPS guards against, here by construction), and reads the key. Without SPS it reads 100, a stale
      * read: T1 precedes it in real time, not in timestamp order. With SPS the READ is answered SPS_STALE (rule 1) and
      * T2 aborts. Fails without {@link Participant#FLAG_SPS} on the READ.
@@ -501,7 +501,7 @@ class AurogonTxnTest {
             assertThat(afterACommitAhead(node, 3, false)).isEqualTo("T1 committed, T2 read 100 below T1");
             assertThat(afterACommitAhead(node, 4, true)).isEqualTo("T1 committed, T2 aborted sps-stale-read");
             // Through the coordinator: the abort floors T2's clock at T1's version, its second attempt reads it
-            // (review, stop 58: before, every retry stayed below it until real time covered the 50 ms).
+            // (review, stop 58: before, every retry stayed below it until real time covered the offset).
             assertThat(afterACommitAhead(node, 5, true, 2)).isEqualTo("T1 committed, T2 read 1 in 2 attempts");
             final long[] refusals = AurogonPromotionTest.onLoop(node,
                 () -> node.services.service(ParticipantService.class).participant().spsRefusals());
@@ -509,7 +509,10 @@ class AurogonTxnTest {
         }
     }
 
-    /** T1 writes {@code key} on a clock 50 ms ahead, then T2 (SPS or not) reads it on the host clock: what T2 saw. */
+    /** How far ahead T1's clock runs: more than any stall between T1's commit and T2's read on a loaded machine. */
+    private static final long AHEAD_NS = 10_000_000_000L;
+
+    /** T1 writes {@code key} on a clock 10 s ahead, then T2 (SPS or not) reads it on the host clock: what T2 saw. */
     private static String afterACommitAhead(final OneMemoryNode node, final long key, final boolean sps)
         throws Exception {
         return afterACommitAhead(node, key, sps, 0);
@@ -522,7 +525,7 @@ class AurogonTxnTest {
         one.putLong(0, 1);
         return node.on(rt -> {
             AurogonClock.of(rt, AurogonClock.Mode.DST).floor(AurogonTimestamp.pack(rt.timers().nowNs()
-                + 50_000_000L, 0, 1));
+                + AHEAD_NS, 0, 1));
             final Txn t1 = new AurogonTxn(rt, new AurogonTxn.Techniques("ahead", true, false, AurogonClock.Mode.DST));
             final AurogonTxn.Techniques behind = new AurogonTxn.Techniques("behind", true, false,
                 AurogonClock.Mode.HOST);
@@ -668,8 +671,9 @@ class AurogonTxnTest {
             }
             assertThat(AurogonPromotionTest.onLoop(node, participant::suspect)).as("a suspect").isEqualTo(orphanTs);
             // A client whose calls time out (the node's own has no deadline): the unanswered SUSPECTS fails TIMED_OUT.
+            // 2 s, not 200 ms: the TSO fetch and the READ, which must be answered, could take 200 ms when loaded.
             final io.scythe.rrpc.RrpcClient bounded = new io.scythe.rrpc.RrpcClient(node.vertx,
-                node.fabric.attachNow("cn-bounded"), new io.scythe.rrpc.RrpcOptions().callTimeoutNs(200_000_000L));
+                node.fabric.attachNow("cn-bounded"), new io.scythe.rrpc.RrpcOptions().callTimeoutNs(2_000_000_000L));
             final String first = node.onLoop(() -> {
                 final TxnRuntime rt = new TxnRuntime(catalog, bounded, LoopTimers.current(), new TsoGroup(64,
                     new DirectTsoSource(node.counter, () -> bounded.oneSided("tso"))),

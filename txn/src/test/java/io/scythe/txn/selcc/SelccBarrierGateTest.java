@@ -110,7 +110,7 @@ class SelccBarrierGateTest {
         assertThat(latch(5)).isEqualTo(LatchWord.FREE);
 
         assertThat(told.get(0).recovered("cn1", 1L << 48, -1L)).isNotNull(); // the host: recovered; every one acks
-        final long deadline = System.nanoTime() + 5_000_000_000L;
+        final long deadline = System.nanoTime() + 30_000_000_000L; // a bound: loaded machines
         while (SelccModule.awaiting(peers) && System.nanoTime() < deadline) {
             Thread.sleep(10);
         }

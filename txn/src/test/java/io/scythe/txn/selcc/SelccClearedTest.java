@@ -140,7 +140,7 @@ class SelccClearedTest {
     }
 
     private static void until(final java.util.function.BooleanSupplier done) throws InterruptedException {
-        final long deadline = System.nanoTime() + 5_000_000_000L;
+        final long deadline = System.nanoTime() + 30_000_000_000L; // a bound: loaded machines
         while (!done.getAsBoolean() && System.nanoTime() < deadline) {
             Thread.sleep(10);
         }
@@ -184,10 +184,12 @@ class SelccClearedTest {
             return io.vertx.core.Future.succeededFuture(loop == 0 || acknowledged.get());
         };
         SelccModule.awaitOwnRecovery(restarted(told, true), restarted, 2, ask,
-            peer -> io.vertx.core.Future.succeededFuture(peer.equals("cn2")), 5_000_000_000L);
+            peer -> io.vertx.core.Future.succeededFuture(peer.equals("cn2")), 60_000_000_000L);
         told.get(0).recovered("cn1", 0, -1L);
 
-        Thread.sleep(600);
+        // The asks run on their own: waited for (a fixed 600 ms was short at load), the barrier's bound past it.
+        until(() -> asked.containsAll(java.util.List.of("cn0/0/cn1.e1/true", "cn0/1/cn1.e1/true",
+            "cn2/0/cn1.e1/true")));
         assertThat(SelccModule.awaiting(restarted)).as("still awaiting cn0 loop 1").isTrue();
         assertThat(SelccModule.barrier(restarted)).contains("acknowledgements of [cn1.e1]");
         assertThat(asked).contains("cn0/0/cn1.e1/true", "cn0/1/cn1.e1/true", "cn2/0/cn1.e1/true")
