@@ -706,29 +706,21 @@ public final class ScytheNode implements AutoCloseable {
             .put("length", where.length()).put("rkey", where.rkey()).encode());
         final FabricLease.Watcher watcher = new FabricLease.Watcher(lease);
         final org.agrona.concurrent.AtomicBuffer buffer = words.buffer();
-        final boolean[] judged = {true}; // whether the previous tick could judge (confined to the watcher's thread)
         fabricLeaseThread = LivenessTimer.start("scythe-lease-watch-" + config.node(),
             Math.max(5, lease.renewMs() / 2), sinceMs -> {
                 if (leaseLost || closing) {
                     return;
-                }
-                final long now = System.nanoTime();
-                for (int slot = 1; slot < FabricLease.SLOTS; slot++) {
-                    watcher.observe(slot, buffer.getLongVolatile(FabricLease.offset(slot)), now);
                 }
                 // A memory node cut off in a minority, or paused (and so perhaps removed by a configuration it has
                 // not heard of yet), sees no renewals because the CNs renew elsewhere or its own thread did not run,
                 // not because they died: it judges no lease until it sees a majority again, and then, like after a
                 // watcher stall longer than the expiry, starts every silence afresh (as the member-left path fences
                 // nothing in a minority).
-                final boolean canJudge = sinceMs <= lease.expiryMs()
-                    && ShardOwnership.isMajority(registeredMembers.values(), liveMembers(null));
-                if (!canJudge || !judged[0]) {
-                    watcher.rebase(now);
-                    judged[0] = canJudge;
-                    return;
-                }
-                for (final FabricLease.Expired e : watcher.expire(now)) {
+                final List<FabricLease.Expired> expired = watcher.scan(
+                    slot -> buffer.getLongVolatile(FabricLease.offset(slot)), System::nanoTime,
+                    () -> sinceMs <= lease.expiryMs()
+                        && ShardOwnership.isMajority(registeredMembers.values(), liveMembers(null)));
+                for (final FabricLease.Expired e : expired) {
                     leaseExpired(e);
                 }
             });
