@@ -339,7 +339,10 @@ public final class ScytheNode implements AutoCloseable {
         nic = fabric.attach(fabricNode).await(timeout, TimeUnit.MILLISECONDS);
         bounded("the watch of the registry and members", this::watchMembers);
         // Registered before it serves: whoever sees this member leave can then fence it.
-        bounded("its registration", this::register);
+        // Twice the bound: a replacement memory node waits up to readyTimeoutMs in it for its predecessor's removal,
+        // and says so itself when that does not come.
+        BoundedCall.run(config.node() + "'s start step its registration", 2 * config.readyTimeoutMs(), this::log,
+            this::register);
         phase.accept("attach and register");
         switch (role) {
             case MN -> startMemoryNode();
