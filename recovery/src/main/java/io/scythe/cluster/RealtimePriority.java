@@ -19,8 +19,11 @@ import java.util.stream.Stream;
  * (FaRM, NSDI'14 §5.1). These threads use the CPU in bursts (a renewal is one WRITE every period; a collection stops
  * the process anyway), and the kernel keeps 5% of each second for normal threads (sched_rt_runtime_us).
  *
- * <p>Linux only, and it needs the right (root, or CAP_SYS_NICE): set with {@code chrt} on the thread's id. Where it
- * cannot be set the lease runs at normal priority and the node says so once; nothing else changes.
+ * <p>Only when the fabric lease is on ({@code leaseRenewMs > 0}; off by default, so no test or CI node runs real-time).
+ * The cost: a collection at real-time priority takes the host's CPUs from every normal process for its length (all of
+ * them on 2 cores; the kernel's 5% aside). Linux only, and it needs the right (root, or CAP_SYS_NICE): set with
+ * {@code chrt} on the thread's id. Where it cannot be set the lease runs at normal priority and the node says so once;
+ * nothing else changes.
  */
 final class RealtimePriority {
     /** The JVM threads whose pauses stop a renewer: by their names in {@code /proc/self/task/T/comm}. */
