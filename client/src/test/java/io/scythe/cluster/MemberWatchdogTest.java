@@ -151,8 +151,11 @@ class MemberWatchdogTest {
         final java.lang.reflect.Field flag = com.hazelcast.internal.cluster.impl.ClusterJoinManager.class
             .getDeclaredField("joinInProgress");
         flag.setAccessible(true);
-        flag.set(node.getClusterService().getClusterJoinManager(), true); // as while the master admits a member
-        assertThat(MemberWatchdog.joinInProgress(node)).isTrue();
-        flag.set(node.getClusterService().getClusterJoinManager(), false);
+        try {
+            flag.set(node.getClusterService().getClusterJoinManager(), true); // as while the master admits a member
+            assertThat(MemberWatchdog.joinInProgress(node)).isTrue();
+        } finally {
+            flag.set(node.getClusterService().getClusterJoinManager(), false);
+        }
     }
 }

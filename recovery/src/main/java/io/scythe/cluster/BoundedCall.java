@@ -107,6 +107,10 @@ final class BoundedCall {
             out.append(frames++ == 0 ? "" : " < ").append(cls.substring(cls.lastIndexOf('.') + 1)).append('.')
                 .append(frame.getMethodName()).append(':').append(frame.getLineNumber());
         }
-        return out.isEmpty() ? "(no frames: it just finished)" : out.toString();
+        if (out.isEmpty()) {
+            return thread.getState() == Thread.State.NEW ? "(not started yet: a starved machine)"
+                : "(no frames of its own: it just finished, or waits in the JDK)";
+        }
+        return out.toString();
     }
 }

@@ -64,8 +64,10 @@ final class RealtimePriority {
     }
 
     /**
-     * Gives thread {@code tid} of this process real-time priority ({@code chrt -r -p 1}). Blocks for the command (a
-     * few ms): not on an event loop, nor on the lease thread itself.
+     * Gives thread {@code tid} of this process real-time priority ({@code chrt -R -r -p 1}). Reset on fork
+     * ({@code -R}, SCHED_RESET_ON_FORK): a thread it creates (a Vert.x worker or pool thread started lazily from a
+     * lease callback) starts at normal priority, not real-time for the node's life (review stop59). Blocks for the
+     * command (a few ms): not on an event loop, nor on the lease thread itself.
      *
      * @return null when it was set, else why not
      */
@@ -74,7 +76,7 @@ final class RealtimePriority {
             return "no Linux thread id";
         }
         try {
-            final Process chrt = new ProcessBuilder("chrt", "-r", "-p", "1", Long.toString(tid))
+            final Process chrt = new ProcessBuilder("chrt", "-R", "-r", "-p", "1", Long.toString(tid))
                 .redirectErrorStream(true).start();
             final String out;
             try (var in = chrt.getInputStream()) {

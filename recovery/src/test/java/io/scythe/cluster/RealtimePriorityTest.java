@@ -36,10 +36,27 @@ class RealtimePriorityTest {
         final AtomicLong tid = new AtomicLong();
         final CountDownLatch started = new CountDownLatch(1);
         final CountDownLatch done = new CountDownLatch(1);
+        final CountDownLatch raised = new CountDownLatch(1);
+        final CountDownLatch childStarted = new CountDownLatch(1);
+        final AtomicLong childTid = new AtomicLong();
         final Thread lease = new Thread(() -> {
             tid.set(RealtimePriority.currentThreadId());
             started.countDown();
             try {
+                if (raised.await(30, java.util.concurrent.TimeUnit.SECONDS)) {
+                    // As a lease callback's executeBlocking can make Vert.x start a worker thread from here.
+                    final Thread child = new Thread(() -> {
+                        childTid.set(RealtimePriority.currentThreadId());
+                        childStarted.countDown();
+                        try {
+                            done.await();
+                        } catch (final InterruptedException e) {
+                            Thread.currentThread().interrupt();
+                        }
+                    });
+                    child.setDaemon(true);
+                    child.start();
+                }
                 done.await();
             } catch (final InterruptedException e) {
                 Thread.currentThread().interrupt();
@@ -53,6 +70,9 @@ class RealtimePriorityTest {
             final String why = RealtimePriority.raise(tid.get());
             assumeTrue(why == null, "real-time scheduling not allowed here: " + why);
             assertThat(policyOf(tid.get())).isEqualTo(2); // SCHED_RR
+            raised.countDown();
+            assertThat(childStarted.await(10, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
+            assertThat(policyOf(childTid.get())).as("a thread the raised thread started (reset on fork)").isZero();
             assertThat(policyOf(RealtimePriority.currentThreadId())).isZero(); // only that thread
         } finally {
             done.countDown();
