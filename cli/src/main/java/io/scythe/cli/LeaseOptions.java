@@ -14,7 +14,9 @@ final class LeaseOptions {
     @Accepts(min = "0s")
     @Option(names = "--lease-renew", description = "How often a compute node renews its lease on the fabric (a "
         + "one-sided WRITE on every memory node); 0s: no fabric lease, Hazelcast's heartbeat alone detects a paused "
-        + "or dead compute node (default: 0s, off; 50ms turns it on).")
+        + "or dead compute node (default: 0s, off; 50ms turns it on). On, the lease threads and each node JVM's "
+        + "VM and GC threads run at real-time priority where allowed (root): a collection then takes the host's "
+        + "CPUs for its length.")
     Duration renew;
 
     @Accepts(min = "1ms")

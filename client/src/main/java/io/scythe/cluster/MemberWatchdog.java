@@ -61,8 +61,8 @@ import java.util.logging.Logger;
  * seeds' cluster under each map's merge policy, so for put-if-absent maps the restarted seeds' entries win. That is the
  * intent: the seeds did restart, and their state is what the CNs must follow. Untested at node level (only with bare
  * Hazelcast members, MemberWatchdogTest). Client-library members ({@code ScytheClient}, lite members) run the watchdog
- * too: a client is a non-seed and may, as its side's master, start the merge (review #5). Not checked (Hazelcast's
- * own search checks it, the method is package-private): {@code ClusterJoinManager#isJoinInProgress}.
+ * too: a client is a non-seed and may, as its side's master, start the merge (review #5). Like Hazelcast's own search
+ * it waits while a member joins its side ({@code ClusterJoinManager#isJoinInProgress}, reached by reflection).
  *
  * <p>Seeds are compared by resolved socket address (review #4): a seed configured by a name that does not resolve
  * (a container not up yet) is left out until it does, and a seed whose configured name resolves to another address
@@ -85,23 +85,29 @@ final class MemberWatchdog implements LifecycleListener, HazelcastInstanceAware 
 
     private static final Method CHECK_MERGE;
     private static final Method START_MERGE;
+    private static final Method JOIN_IN_PROGRESS;
     private static final String MISSING;
 
     static {
         Method check = null;
         Method start = null;
+        Method joining = null;
         String missing = null;
         try {
             check = AbstractJoiner.class.getDeclaredMethod("sendSplitBrainJoinMessageAndCheckResponse", Address.class,
                 SplitBrainJoinMessage.class);
             start = AbstractJoiner.class.getDeclaredMethod("startClusterMerge", Address.class, int.class);
+            joining = com.hazelcast.internal.cluster.impl.ClusterJoinManager.class.getDeclaredMethod(
+                "isJoinInProgress");
             check.setAccessible(true);
             start.setAccessible(true);
+            joining.setAccessible(true);
         } catch (final NoSuchMethodException | RuntimeException e) {
             missing = e.toString();
         }
         CHECK_MERGE = check;
         START_MERGE = start;
+        JOIN_IN_PROGRESS = joining;
         MISSING = missing;
     }
 
@@ -245,6 +251,11 @@ final class MemberWatchdog implements LifecycleListener, HazelcastInstanceAware 
         if (!hz.getCluster().getClusterState().isJoinAllowed()) {
             return; // frozen or passive: a merge (Hazelcast's own, say) or a shutdown is under way
         }
+        if (joinInProgress(node)) {
+            // A member joining this side now (stop 58): Hazelcast's own search waits for it too (SplitBrainHandler);
+            // a merge started meanwhile would take this side apart under the join. Looked at again next tick.
+            return;
+        }
         lastAttemptMs = now;
         final AbstractJoiner joiner = (AbstractJoiner) node.getJoiner();
         // Every seed is asked first (review stop58 #2): where one answers that this side should merge into it,
@@ -271,6 +282,11 @@ final class MemberWatchdog implements LifecycleListener, HazelcastInstanceAware 
             mergesStarted++;
             call(START_MERGE, joiner, target, version);
         }
+    }
+
+    /** Whether {@code node}, as its cluster's master, is letting a member join now ({@code ClusterJoinManager}). */
+    static boolean joinInProgress(final Node node) {
+        return (Boolean) call(JOIN_IN_PROGRESS, node.getClusterService().getClusterJoinManager());
     }
 
     /** The seeds' socket addresses; a name that does not resolve now (a container not up yet) is left out. */

@@ -134,4 +134,28 @@ class MemberWatchdogTest {
         assertThat(split.seed().getCluster().getMembers()).hasSize(1);
         assertThat(split.cn0().getCluster().getMembers()).hasSize(2);
     }
+
+    /**
+     * Stop 58: the seed check waits while a member joins its side, as Hazelcast's own split-brain search does; what it
+     * reads is the join manager's own flag (reached by reflection: a renamed method fails every start, checkAvailable).
+     */
+    @Test
+    void shouldSeeAJoinInProgress() throws Exception {
+        final int port = freePort();
+        final HazelcastInstance hz = start(config("joining" + CLUSTERS.incrementAndGet(), "tso", port,
+            "127.0.0.1:" + port));
+        final com.hazelcast.instance.impl.Node node =
+            ((com.hazelcast.instance.impl.HazelcastInstanceProxy) hz).getOriginal().node;
+        MemberWatchdog.checkAvailable();
+        assertThat(MemberWatchdog.joinInProgress(node)).isFalse();
+        final java.lang.reflect.Field flag = com.hazelcast.internal.cluster.impl.ClusterJoinManager.class
+            .getDeclaredField("joinInProgress");
+        flag.setAccessible(true);
+        try {
+            flag.set(node.getClusterService().getClusterJoinManager(), true); // as while the master admits a member
+            assertThat(MemberWatchdog.joinInProgress(node)).isTrue();
+        } finally {
+            flag.set(node.getClusterService().getClusterJoinManager(), false);
+        }
+    }
 }

@@ -173,6 +173,10 @@ final class FabricLease {
         private final long[] words = new long[SLOTS];
         private final long[] seenNs = new long[SLOTS];
         private final boolean[] expired = new boolean[SLOTS];
+        /** The words of the current {@link #scan}. */
+        private final long[] scanned = new long[SLOTS];
+        /** Whether the previous {@link #scan} could judge. */
+        private boolean judgedLast = true;
 
         Watcher(final Options options) {
             this.expiryNs = TimeUnit.MILLISECONDS.toNanos(options.expiryMs());
@@ -195,6 +199,33 @@ final class FabricLease {
             }
             words[slot] = word;
             seenNs[slot] = nowNs;
+        }
+
+        /**
+         * One look at every slot's word ({@code wordOf}), on the watcher's thread: returns the incarnations whose lease
+         * expired, none when {@code canJudge} (asked after the look) says this node cannot judge now or could not at
+         * the previous look (then every silence starts afresh: {@link #rebase}). A word read changed is stamped with
+         * {@code clock} read after the whole look, no earlier than it landed (so the CN's deadline stays a grace
+         * before this one); words are judged by the clock read before the look, when each was still unchanged: a
+         * watcher descheduled in the middle of its look fences no CN that renewed meanwhile.
+         */
+        List<Expired> scan(final java.util.function.IntToLongFunction wordOf, final java.util.function.LongSupplier clock,
+                           final java.util.function.BooleanSupplier canJudge) {
+            final long beforeNs = clock.getAsLong();
+            for (int s = 1; s < SLOTS; s++) {
+                scanned[s] = wordOf.applyAsLong(s);
+            }
+            final long afterNs = clock.getAsLong();
+            for (int s = 1; s < SLOTS; s++) {
+                observe(s, scanned[s], afterNs);
+            }
+            final boolean judgedBefore = judgedLast;
+            judgedLast = canJudge.getAsBoolean();
+            if (!judgedLast || !judgedBefore) {
+                rebase(afterNs);
+                return List.of();
+            }
+            return expire(beforeNs);
         }
 
         /** The incarnations whose lease expired by {@code nowNs}, each reported once. */

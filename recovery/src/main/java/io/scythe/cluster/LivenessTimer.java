@@ -81,6 +81,16 @@ final class LivenessTimer implements AutoCloseable {
         }
     }
 
+    /**
+     * Gives this timer's thread real-time priority, and the JVM threads that pause it ({@link RealtimePriority}),
+     * logging the outcome on {@code log} as {@code what}; a manual timer has no thread and is left alone.
+     */
+    void raisePriority(final String what, final java.util.function.Consumer<String> log) {
+        if (thread != null) {
+            thread.execute(() -> RealtimePriority.raiseLeaseThreads(what, RealtimePriority.currentThreadId(), log));
+        }
+    }
+
     /** The longest time between two ticks so far, in ms. */
     long maxGapMs() {
         return maxGapMs;

@@ -29,6 +29,10 @@ final class MapLockStep {
 
     /** Attempts at one step: a second split within one start is already a sick cluster. */
     static final int ATTEMPTS = 3;
+    /** How long a step waits for its lock unless told otherwise. */
+    static final long LOCK_WAIT_MS = 60_000;
+    /** How often a step still waiting for its lock says so. */
+    static final long LOCK_REPORT_MS = 5_000;
 
     private MapLockStep() {
     }
@@ -71,8 +75,19 @@ final class MapLockStep {
      */
     static <K, T> T underLock(final IMap<K, ?> map, final K key, final String step, final Supplier<T> body,
                               final Consumer<String> log) {
+        return underLock(map, key, step, LOCK_WAIT_MS, body, log);
+    }
+
+    /**
+     * {@link #underLock(IMap, Object, String, Supplier, Consumer)} waiting at most {@code lockWaitMs} for the lock
+     * each attempt (issue 23 §1: a lock held by a member that stopped answering, a paused CN mid-start holding the
+     * slot counter's, held a start without end: the lock has no lease). The wait is logged every
+     * {@value #LOCK_REPORT_MS} ms; past it, {@link IllegalStateException} naming {@code step} ends the start.
+     */
+    static <K, T> T underLock(final IMap<K, ?> map, final K key, final String step, final long lockWaitMs,
+                              final Supplier<T> body, final Consumer<String> log) {
         for (int attempt = 1; ; attempt++) {
-            map.lock(key);
+            lockWithin(map, key, step, lockWaitMs, log);
             T result = null;
             String stale = null;
             try {
@@ -105,6 +120,32 @@ final class MapLockStep {
             }
             log.accept(what + "; its result is not trusted, doing it again (attempt " + (attempt + 1) + " of "
                 + ATTEMPTS + ")");
+        }
+    }
+
+    private static <K> void lockWithin(final IMap<K, ?> map, final K key, final String step, final long lockWaitMs,
+                                       final Consumer<String> log) {
+        final long startNs = System.nanoTime();
+        while (true) {
+            final long waitedMs = java.util.concurrent.TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startNs);
+            final long sliceMs = Math.min(LOCK_REPORT_MS, lockWaitMs - waitedMs);
+            try {
+                if (sliceMs > 0 && map.tryLock(key, sliceMs, java.util.concurrent.TimeUnit.MILLISECONDS)) {
+                    return;
+                }
+            } catch (final InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IllegalStateException(step + ": interrupted waiting for the lock on " + map.getName() + "["
+                    + key + "]", e);
+            }
+            final long nowMs = java.util.concurrent.TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startNs);
+            if (nowMs >= lockWaitMs) {
+                throw new IllegalStateException(step + ": the lock on " + map.getName() + "[" + key + "] stayed held "
+                    + "by another for " + nowMs + " ms (a member that stopped answering holds it?); giving the start "
+                    + "up");
+            }
+            log.accept("WARN " + step + ": waiting " + nowMs + " ms so far for the lock on " + map.getName() + "["
+                + key + "], held by another (bound " + lockWaitMs + " ms)");
         }
     }
 }

@@ -258,6 +258,20 @@ public final class ScytheNode implements AutoCloseable {
         }
     }
 
+    /**
+     * Runs blocking start step {@code step} (a Hazelcast listener registration, a map operation that can wait on a
+     * member) with the start's bound, {@code readyTimeoutMs}: {@link BoundedCall}.
+     */
+    private void bounded(final String step, final BoundedCall.Step body) throws Exception {
+        BoundedCall.run(config.node() + "'s start step " + step, config.readyTimeoutMs(), this::log, body);
+    }
+
+    /** {@link #bounded} for a step with a result. */
+    private <T> T boundedCall(final String step, final java.util.concurrent.Callable<T> body) throws Exception {
+        return BoundedCall.call(config.node() + "'s start step " + step, config.readyTimeoutMs(),
+            BoundedCall.REPORT_EVERY_MS, this::log, body);
+    }
+
     /** Notes the end of a start phase, for the start's {@code started:} line; nothing once started. */
     private Consumer<String> startPhase = name -> { };
 
@@ -291,7 +305,8 @@ public final class ScytheNode implements AutoCloseable {
             // From now on a merge may show that a split handed its epoch or slot out twice: the other side's claim
             // reaches the watch, and this member's own merge reads the merged map. A merge before these two is seen
             // by the start's last check, which reads the merged map too.
-            EpochClaims.watch(hazelcast.getMap(EPOCHS), config.node(), epoch, slot, claimToken, this::claimLost);
+            bounded("the watch of its epoch claims", () ->
+                EpochClaims.watch(hazelcast.getMap(EPOCHS), config.node(), epoch, slot, claimToken, this::claimLost));
             final int pruned = EpochClaims.pruneEpochClaimsBelow(hazelcast.getMap(EPOCHS), config.node(), epoch);
             if (pruned > 0) {
                 log("removed " + pruned + " epoch claim(s) of earlier incarnations (slot " + slot + " is this one's)");
@@ -322,9 +337,12 @@ public final class ScytheNode implements AutoCloseable {
         }
         phase.accept("epoch and slot");
         nic = fabric.attach(fabricNode).await(timeout, TimeUnit.MILLISECONDS);
-        watchMembers();
+        bounded("the watch of the registry and members", this::watchMembers);
         // Registered before it serves: whoever sees this member leave can then fence it.
-        register();
+        // Twice the bound: a replacement memory node waits up to readyTimeoutMs in it for its predecessor's removal,
+        // and says so itself when that does not come.
+        BoundedCall.run(config.node() + "'s start step its registration", 2 * config.readyTimeoutMs(), this::log,
+            this::register);
         phase.accept("attach and register");
         switch (role) {
             case MN -> startMemoryNode();
@@ -335,7 +353,7 @@ public final class ScytheNode implements AutoCloseable {
         }
         phase.accept("role");
         shards = new ShardOwnership(vertx, hazelcast);
-        shards.start();
+        bounded("the watch of shard ownership", shards::start);
         metrics.startHttp(config.host(), config.httpPort()).await(timeout, TimeUnit.MILLISECONDS);
         phase.accept("shards and http");
         // Where a start's time goes (issue 23 section 3: CN restarts took 84-99 s in chaos).
@@ -406,7 +424,7 @@ public final class ScytheNode implements AutoCloseable {
         failover = new MemoryNodeFailover(hazelcast, config.memoryNodes(), backups);
         // The current one too, queued behind those heard; each only if newer than the one applied (an older one heard
         // late must not remove this node again). A failure is logged there, and the current one applied again later.
-        failover.watch(vertx, MemoryNodeFailover.newerOnly(c -> {
+        final Consumer<io.scythe.txn.MemoryNodeConfiguration> applyHere = MemoryNodeFailover.newerOnly(c -> {
             final io.scythe.txn.MemoryNodeConfiguration before = promotionsSeen;
             if (!failover.removed(c).contains(config.node())) {
                 promoteWhenDrained(c, before, part, db);
@@ -427,7 +445,8 @@ public final class ScytheNode implements AutoCloseable {
                 vertx.runOnContext(v -> loseLease("memory-node configuration epoch " + c.epoch() + " removed it (a "
                     + "backup of each partition it was primary of serves now)"));
             }
-        }), this::log);
+        });
+        bounded("the watch of the memory-node configuration", () -> failover.watch(vertx, applyHere, this::log));
         if (replacement) {
             // Asked once the tables are published: the CN driving the rejoin switches the catalogs to them.
             askToRejoin("");
@@ -690,32 +709,25 @@ public final class ScytheNode implements AutoCloseable {
             .put("length", where.length()).put("rkey", where.rkey()).encode());
         final FabricLease.Watcher watcher = new FabricLease.Watcher(lease);
         final org.agrona.concurrent.AtomicBuffer buffer = words.buffer();
-        final boolean[] judged = {true}; // whether the previous tick could judge (confined to the watcher's thread)
         fabricLeaseThread = LivenessTimer.start("scythe-lease-watch-" + config.node(),
             Math.max(5, lease.renewMs() / 2), sinceMs -> {
                 if (leaseLost || closing) {
                     return;
-                }
-                final long now = System.nanoTime();
-                for (int slot = 1; slot < FabricLease.SLOTS; slot++) {
-                    watcher.observe(slot, buffer.getLongVolatile(FabricLease.offset(slot)), now);
                 }
                 // A memory node cut off in a minority, or paused (and so perhaps removed by a configuration it has
                 // not heard of yet), sees no renewals because the CNs renew elsewhere or its own thread did not run,
                 // not because they died: it judges no lease until it sees a majority again, and then, like after a
                 // watcher stall longer than the expiry, starts every silence afresh (as the member-left path fences
                 // nothing in a minority).
-                final boolean canJudge = sinceMs <= lease.expiryMs()
-                    && ShardOwnership.isMajority(registeredMembers.values(), liveMembers(null));
-                if (!canJudge || !judged[0]) {
-                    watcher.rebase(now);
-                    judged[0] = canJudge;
-                    return;
-                }
-                for (final FabricLease.Expired e : watcher.expire(now)) {
+                final List<FabricLease.Expired> expired = watcher.scan(
+                    slot -> buffer.getLongVolatile(FabricLease.offset(slot)), System::nanoTime,
+                    () -> sinceMs <= lease.expiryMs()
+                        && ShardOwnership.isMajority(registeredMembers.values(), liveMembers(null)));
+                for (final FabricLease.Expired e : expired) {
                     leaseExpired(e);
                 }
             });
+        fabricLeaseThread.raisePriority("the fabric lease's watcher", this::log);
         log(lease.describe());
     }
 
@@ -759,6 +771,7 @@ public final class ScytheNode implements AutoCloseable {
         });
         fabricLeaseThread = LivenessTimer.start("scythe-lease-renew-" + config.node(), lease.renewMs(),
             sinceMs -> leaseRenewer.round());
+        fabricLeaseThread.raisePriority("the fabric lease's renewer", this::log);
         log(lease.describe() + "; renews on " + leaseRegions.targets().keySet());
     }
 
@@ -897,7 +910,8 @@ public final class ScytheNode implements AutoCloseable {
         // Applied on a worker, in order (publishedTables is an IMap.get: not on a Hazelcast event thread), the current
         // one too, which this thread waits for (review 41: applied here it could finish after a newer one the watch
         // applied meanwhile, and leave the lease targets and the settlement of the older one).
-        failover.watch(vertx, this::applyConfiguration, this::log)
+        boundedCall("the watch of the memory-node configuration",
+            () -> failover.watch(vertx, this::applyConfiguration, this::log))
             .await(config.readyTimeoutMs(), TimeUnit.MILLISECONDS);
         watchMemoryNodes();
         // What a restarting TSO service asks: the largest timestamp this CN's groups handed out (0 before they run).
@@ -988,13 +1002,13 @@ public final class ScytheNode implements AutoCloseable {
         if (leaseLost) {
             recoveryDuty.stop(); // lost earlier in start: loseLease found no duty to stop (review, stop 41)
         }
-        recoveryDuty.start();
+        bounded("the recovery duty's watch", recoveryDuty::start);
         rejoins = new MemoryNodeRejoin(hazelcast, failover, config.node(), config.protocol(), catalog, loop.context(),
             loop.runtime(), this::log);
         if (leaseLost) {
             rejoins.stop();
         }
-        rejoins.start();
+        bounded("the watch of memory-node rejoin requests", rejoins::start);
         if (config.leaseCheck()) {
             // Whether it ran is timed on a thread of its own; what the cluster says is checked on a loop.
             liveness = LivenessTimer.start("scythe-lease-" + config.node(), LEASE_RENEW_MS, sinceMs -> {
@@ -1200,7 +1214,7 @@ public final class ScytheNode implements AutoCloseable {
         peers = new CnPeers(vertx, nic, peerModule == null ? options : peerModule.peerOptions(options), loops.size(),
             this::peerFabricNode);
         final IMap<String, String> nodes = hazelcast.getMap(NODES);
-        nodes.addEntryListener(new PeerListener(), true);
+        bounded("the watch of its peers", () -> nodes.addEntryListener(new PeerListener(), true));
         hazelcast.getCluster().addMembershipListener(new MembershipListener() {
             @Override
             public void memberAdded(final MembershipEvent event) {
@@ -1232,7 +1246,7 @@ public final class ScytheNode implements AutoCloseable {
      * current incarnation), each in a process of its own. A peer incarnation whose recovery finished (its entry in
      * {@value RecoveryDuty#OWED} removed on success) is told to the module, which frees what it held here.
      */
-    private void startPeerModule(final Protocol protocol, final int loops) {
+    private void startPeerModule(final Protocol protocol, final int loops) throws Exception {
         final List<String> names = config.computeNodes();
         final int index = names.indexOf(config.node());
         if (index < 0) {
@@ -1267,7 +1281,8 @@ public final class ScytheNode implements AutoCloseable {
                 }
             });
         final IMap<String, String> owedMap = hazelcast.getMap(RecoveryDuty.OWED);
-        owedMap.addEntryListener((com.hazelcast.map.listener.EntryRemovedListener<String, String>) event -> {
+        bounded("the watch of owed recoveries", () -> owedMap.addEntryListener(
+            (com.hazelcast.map.listener.EntryRemovedListener<String, String>) event -> {
             if (event.getOldValue() == null) {
                 return;
             }
@@ -1278,7 +1293,7 @@ public final class ScytheNode implements AutoCloseable {
             } else {
                 tellPeerRecovered(event.getKey(), cn, owed.getLong("prefix", 0L));
             }
-        }, true);
+        }, true));
         // A restarted CN: its earlier incarnations (owed since it registered) must be recovered before the module
         // serves what they held. Listened for first, then looked up (an entry gone meanwhile is no longer waited for).
         final Map<String, Long> earlier = new java.util.TreeMap<>(); // identity -> id prefix
@@ -1502,7 +1517,8 @@ public final class ScytheNode implements AutoCloseable {
 
     private long nextEpoch() {
         final IMap<String, Long> epochs = hazelcast.getMap(EPOCHS);
-        return MapLockStep.underLock(epochs, config.node(), "epoch of " + config.node(), () -> {
+        final long lockWaitMs = config.readyTimeoutMs();
+        return MapLockStep.underLock(epochs, config.node(), "epoch of " + config.node(), lockWaitMs, () -> {
             final Long last = epochs.get(config.node());
             // Its incarnations still owed recovery (or not yet known dead: the registry's) keep their low epoch bits.
             final String registered = hazelcast.<String, String>getMap(NODES).get(config.node());
@@ -1541,7 +1557,7 @@ public final class ScytheNode implements AutoCloseable {
     /** This CN's slot, unique in the cluster and kept across its epochs: part of its transaction ids. */
     private long slotOf() {
         final IMap<String, Long> epochs = hazelcast.getMap(EPOCHS);
-        return MapLockStep.underLock(epochs, SLOTS, "slot of " + config.node(),
+        return MapLockStep.underLock(epochs, SLOTS, "slot of " + config.node(), config.readyTimeoutMs(),
             () -> EpochClaims.takeSlot(epochs, config.node(), claimToken, MAX_CN_SLOTS), this::log);
     }
 

@@ -45,6 +45,47 @@ class FabricLeaseTest {
         assertTrue(w.expired(3), "an expired incarnation stays expired through a rebase");
     }
 
+    /** A scan's clocks: the one read before it, then the one read after it. */
+    private static java.util.function.LongSupplier clocks(final long beforeMs, final long afterMs) {
+        final long[] times = {beforeMs * MS, afterMs * MS};
+        final int[] next = {0};
+        return () -> times[next[0]++];
+    }
+
+    /**
+     * Issue 23 §3: a watcher descheduled in the middle of its look at the words. A word it read changed landed no
+     * earlier than the look began, maybe at its end: stamped with the clock read after the look, the memory node's
+     * expiry stays a grace after the CN's own deadline (stamped with the clock read before it, 300 ms of the grace
+     * were gone: it fenced at 1700 ms a CN that may serve until 1750).
+     */
+    @Test
+    void aScanStampsAChangedWordAfterItsLookAndJudgesBeforeIt() {
+        final FabricLease.Watcher w = new FabricLease.Watcher(OPTIONS);
+        final long[] word = {FabricLease.word(7, 1)};
+        assertEquals(List.of(), w.scan(s -> s == 3 ? word[0] : 0, clocks(0, 0), () -> true));
+        word[0] = FabricLease.word(7, 2); // lands at 1050 ms, sent then: the CN may serve until 1750 ms
+        assertEquals(List.of(), w.scan(s -> s == 3 ? word[0] : 0, clocks(800, 1_100), () -> true));
+        assertEquals(List.of(), w.scan(s -> s == 3 ? word[0] : 0, clocks(1_700, 1_700), () -> true),
+            "silent only since the look that saw it ended (1100 ms), not since it began (800 ms)");
+        assertEquals(List.of(), w.scan(s -> s == 3 ? word[0] : 0, clocks(1_950, 2_400), () -> true),
+            "judged by the clock before the look (1950 ms): 850 ms, not yet more");
+        assertEquals(List.of(new FabricLease.Expired(3, 7, 851)),
+            w.scan(s -> s == 3 ? word[0] : 0, clocks(1_951, 1_960), () -> true));
+    }
+
+    /** A scan that cannot judge (no majority, or a stalled watcher) starts silences afresh, and so does the next. */
+    @Test
+    void aScanAfterOneThatCouldNotJudgeStartsTheSilenceAfresh() {
+        final FabricLease.Watcher w = new FabricLease.Watcher(OPTIONS);
+        assertEquals(List.of(), w.scan(s -> s == 3 ? FabricLease.word(7, 1) : 0, clocks(0, 0), () -> true));
+        assertEquals(List.of(), w.scan(s -> s == 3 ? FabricLease.word(7, 1) : 0, clocks(2_000, 2_000), () -> false));
+        assertEquals(List.of(), w.scan(s -> s == 3 ? FabricLease.word(7, 1) : 0, clocks(3_000, 3_000), () -> true),
+            "the first scan that can judge again only starts the silence afresh");
+        assertEquals(List.of(), w.scan(s -> s == 3 ? FabricLease.word(7, 1) : 0, clocks(3_850, 3_850), () -> true));
+        assertEquals(List.of(new FabricLease.Expired(3, 7, 851)),
+            w.scan(s -> s == 3 ? FabricLease.word(7, 1) : 0, clocks(3_851, 3_851), () -> true));
+    }
+
     @Test
     void renewalsEveryPeriodKeepTheLeaseAndEmptySlotsAreNotWatched() {
         final FabricLease.Watcher w = new FabricLease.Watcher(OPTIONS);

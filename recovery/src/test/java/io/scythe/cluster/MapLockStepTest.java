@@ -291,4 +291,48 @@ class MapLockStepTest {
             .hasMessage("a cluster has at most 255 compute nodes");
         assertThat(epochs.isLocked("slots")).isFalse();
     }
+
+    /**
+     * Issue 23 §1: a lock another holds and never releases (its holder stopped answering) held a start without end;
+     * now the step gives the start up, naming its lock, once the bound passed, and its body never ran.
+     */
+    @Test
+    void shouldGiveTheStartUpWhenAnotherHoldsTheLockPastTheBound() throws Exception {
+        final IMap<String, Long> epochs = member(null).getMap("scythe.epochs");
+        final Thread holder = new Thread(() -> epochs.lock("slots"));
+        holder.start();
+        holder.join();
+        final AtomicInteger ran = new AtomicInteger();
+        final long startNs = System.nanoTime();
+        assertThatThrownBy(() -> MapLockStep.underLock(epochs, "slots", "slot of cn1", 700, () -> ran.incrementAndGet(),
+            logged::add)).isInstanceOf(IllegalStateException.class)
+            .hasMessageContaining("slot of cn1: the lock on scythe.epochs[slots] stayed held by another for")
+            .hasMessageContaining("giving the start up");
+        final long tookMs = java.util.concurrent.TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startNs);
+        assertThat(tookMs).isBetween(600L, 30_000L);
+        assertThat(ran).hasValue(0);
+        assertThat(epochs.isLocked("slots")).isTrue(); // still the holder's: nothing of it was touched
+    }
+
+    /** A lock held for less than the bound is waited for, and the step runs once it is free. */
+    @Test
+    void shouldRunTheStepOnceALockHeldForAWhileIsFree() throws Exception {
+        final IMap<String, Long> epochs = member(null).getMap("scythe.epochs");
+        final java.util.concurrent.CountDownLatch locked = new java.util.concurrent.CountDownLatch(1);
+        final Thread holder = new Thread(() -> {
+            epochs.lock("slots");
+            locked.countDown();
+            try {
+                Thread.sleep(300);
+            } catch (final InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            epochs.unlock("slots");
+        });
+        holder.start();
+        locked.await();
+        assertThat(MapLockStep.underLock(epochs, "slots", "slot of cn1", 20_000, () -> 7L, logged::add)).isEqualTo(7L);
+        holder.join();
+        assertThat(epochs.isLocked("slots")).isFalse();
+    }
 }
