@@ -295,6 +295,11 @@ final class CalvinInputLog {
             return Future.succeededFuture(null);
         }
         final String node = copies.get(copy);
+        if (runtime.catalog().removed(node)) {
+            // A memory node failed over (issue 18): its copy counts for nothing, as in writeAt, and asking it would
+            // fail the read; every serving copy holds every record that was durable.
+            return findFrom(runtime, copies, copy + 1, request);
+        }
         return runtime.rocket(node).compose(r -> r.call(RecoveryRpc.INPUT_LOG_FIND, request)).compose(reply -> {
             if (reply.length() < RecoveryRpc.LOG_OPEN_REPLY_BYTES) {
                 return findFrom(runtime, copies, copy + 1, request);
