@@ -24,6 +24,7 @@ class RccClusterFailoverRefusalTest {
             assertThat(rcc.clusterSettlesPromotedCopies(p)).as(p.name())
                 .isEqualTo(p.name().startsWith("rcc-mvcc") || p.name().startsWith("rcc-sundial"));
         }
+        assertThat(new CalvinModule().replicates()).as("cluster nodes keep CALVIN's backups").isTrue();
         for (final String calvin : java.util.List.of("rcc-calvin", "rcc-calvin:primitive=rpc")) {
             final io.scythe.txn.Protocol p = ProtocolRegistry.protocol(calvin);
             assertThat(new CalvinModule().clusterMemoryNodeFailoverRefusal(p)).as(calvin).isNull();

@@ -268,6 +268,16 @@ public final class CalvinModule implements ProtocolModule {
     }
 
     /**
+     * True (issue 18): CALVIN's write-back writes every backup copy before the primary ({@code CalvinNode#install}), so
+     * cluster nodes keep backups for it ({@code NodeConfig#backups}: 2, or one per other memory node). It said false
+     * (the default) until its cluster failover was built, so cluster nodes ran CALVIN with no backup at all.
+     */
+    @Override
+    public boolean replicates() {
+        return true;
+    }
+
+    /**
      * True on cluster nodes too (issue 18): {@link #promotedCopiesServeAtOnce}'s reason holds there, and a dead compute
      * node holds no lock on a memory node either: its schedulers' locks died with it and its successor rebuilds them
      * ({@code Takeover}), installing the dead node's logged decisions on the copies serving then. Blocked until every
