@@ -89,7 +89,8 @@ public final class ChaosCommand implements Callable<Integer> {
         + "selcc-to, sel-2pl (SELCC's latches) or aurogon (a dead coordinator's transactions resolved through the "
         + "backups; with --mn-faults a promoted memory node floors its reads first, and a killed one's replacement "
         + "rejoins, re-replicated by Aurogon's COPY) or rcc-calvin (one compute-node fault a run: a restarted node "
-        + "rejoins the total order; not with --mn-faults) (default: "
+        + "rejoins the total order; with --mn-faults its memory nodes fail over, but a replacement cannot rejoin: "
+        + "no re-replication for it) (default: "
         + "${DEFAULT-VALUE}).")
     String protocol;
 

@@ -897,6 +897,10 @@ public final class ScytheNode implements AutoCloseable {
         // Primaries and backups as the memory nodes publish them (Catalog's placement); every partition must have
         // the backups this config asks for.
         catalog = Catalog.fromMemoryNodes(config.memoryNodes(), tablesOf);
+        if (io.scythe.txn.spi.ProtocolRegistry.moduleOf(config.protocol()).clusterPromotedCopiesServeAtOnce(
+            io.scythe.txn.spi.ProtocolRegistry.protocol(config.protocol()))) {
+            catalog.servePromotedAtOnce(); // before the watch applies any configuration (CALVIN, issue 18)
+        }
         for (final Catalog.Table table : catalog.tables()) {
             final int held = table.partitions().get(0).backups().size();
             if (held != backups) {

@@ -41,7 +41,7 @@ class ScytheMapsDurabilityTest {
     private static final List<String> MAPS = List.of(RecoveryDuty.RECOVERED, RecoveryDuty.RECOVERED_BY_PREFIX,
         MemoryNodeFailover.DRAINED, MemoryNodeFailover.SETTLED_COPIES, ScytheNode.LEASES, MemoryNodeFailover.SERVING,
         MemoryNodeFailover.CLOCK_BOUNDS, MemoryNodeFailover.MAP, MemoryNodeFailover.TABLES, MemoryNodeFailover.REJOIN,
-        RecoveryDuty.OWED);
+        RecoveryDuty.OWED, HazelcastShardMap.MAP);
 
     @Test
     void shouldKeepEveryEntryOfTheClustersMapsWhenTwoOfThreeMembersDieTogether() throws Exception {
@@ -80,7 +80,8 @@ class ScytheMapsDurabilityTest {
         final Map<String, String> policies = new TreeMap<>();
         for (final String map : List.of(RecoveryDuty.RECOVERED, RecoveryDuty.RECOVERED_BY_PREFIX,
             MemoryNodeFailover.DRAINED, MemoryNodeFailover.SETTLED_COPIES, ScytheNode.LEASES,
-            MemoryNodeFailover.SERVING, MemoryNodeFailover.CLOCK_BOUNDS)) {
+            MemoryNodeFailover.SERVING, MemoryNodeFailover.CLOCK_BOUNDS, MemoryNodeFailover.MAP,
+            HazelcastShardMap.MAP)) {
             final com.hazelcast.config.MapConfig m = config.getMapConfig(map);
             assertThat(m.getBackupCount() + m.getAsyncBackupCount()).as(map).isEqualTo(6);
             policies.put(map, m.getMergePolicyConfig().getPolicy().replaceAll(".*\\.", ""));
@@ -90,11 +91,40 @@ class ScytheMapsDurabilityTest {
             MemoryNodeFailover.DRAINED, "PutIfAbsentMergePolicy", MemoryNodeFailover.SETTLED_COPIES,
             "PutIfAbsentMergePolicy", ScytheNode.LEASES, "LatestUpdateMergePolicy",
             MemoryNodeFailover.SERVING, "HigherValueMergePolicy", MemoryNodeFailover.CLOCK_BOUNDS,
-            "HigherValueMergePolicy"));
+            "HigherValueMergePolicy", MemoryNodeFailover.MAP, "HigherEpochMergePolicy", HazelcastShardMap.MAP,
+            "HigherEpochMergePolicy"));
         assertThat(config.getMapConfig(MemoryNodeFailover.SERVING).getAsyncBackupCount())
             .as("on every replica once written (review of rcc20, #1)").isZero();
+        // The configuration's and the shard map's merge (issue 18): the newer epoch stays, whichever side holds it.
+        final HigherEpochMergePolicy newer = new HigherEpochMergePolicy();
+        final String epoch1 = MemoryNodeFailover.encode(io.scythe.txn.MemoryNodeConfiguration.initial(3, 2).without(2));
+        final String epoch2 = MemoryNodeFailover.encode(MemoryNodeFailover.decode(epoch1).without(1));
+        assertThat(newer.merge(merging(epoch2), merging(epoch1))).as("the merging side's newer one").isEqualTo(epoch2);
+        assertThat(newer.merge(merging(epoch1), merging(epoch2))).as("the existing side's newer one").isEqualTo(epoch2);
+        assertThat(newer.merge(merging(epoch1), null)).as("one side only").isEqualTo(epoch1);
+        assertThat(newer.merge(merging("not json"), merging(epoch1))).isEqualTo(epoch1);
+        assertThat(newer.merge(merging(epoch1), merging("not json"))).as("no epoch ranks lowest").isEqualTo(epoch1);
+        final String moved = io.scythe.routing.ShardMap.roundRobin(8, List.of("cn0", "cn1")).encode();
+        final String movedOn = io.scythe.routing.ShardMap.decode(moved).moved(3, 0).encode();
+        assertThat(newer.merge(merging(moved), merging(movedOn))).as("the shard map's newer epoch").isEqualTo(movedOn);
+        assertThat(newer.merge(merging(movedOn), merging(moved))).isEqualTo(movedOn);
         assertThat(config.getMapConfig(ScytheNode.LEASES).isPerEntryStatsEnabled())
             .as("LatestUpdateMergePolicy needs each entry's update time").isTrue();
+    }
+
+    /** A map entry's value as a merge sees it (the raw and the deserialized value alike: a String). */
+    private static com.hazelcast.spi.merge.MergingValue<Object> merging(final String value) {
+        return new com.hazelcast.spi.merge.MergingValue<>() {
+            @Override
+            public Object getDeserializedValue() {
+                return value;
+            }
+
+            @Override
+            public Object getRawValue() {
+                return value;
+            }
+        };
     }
 
     private NodeConfig config(final String name, final int port) {

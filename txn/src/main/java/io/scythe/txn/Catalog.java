@@ -73,6 +73,8 @@ public final class Catalog {
      * ({@link #settled}): blocked for reads, locks and inserts, as FaRM blocks a promoted region during recovery.
      */
     private volatile java.util.Set<Partition> blocked = java.util.Set.of();
+    /** {@link #servePromotedAtOnce}: no partition is ever blocked. */
+    private volatile boolean promotedServeAtOnce;
     /** The epoch that blocked partitions last; {@link #settled} of it (or later) unblocks them. */
     private volatile long blockedBy;
     /** Per memory node, how many times a new process's tables replaced its copies ({@link #incarnationOf}). */
@@ -199,7 +201,7 @@ public final class Catalog {
             final MemoryNodeConfiguration before = configuration;
             final List<Integer> promoted = before == null ? next.promotedSince(initialOf(next)) : next.promotedSince(before);
             final java.util.Set<Partition> blocking = new java.util.HashSet<>();
-            if (!promoted.isEmpty()) {
+            if (!promoted.isEmpty() && !promotedServeAtOnce) {
                 // Still-blocked partitions stay blocked (as they serve now: a second failover may have moved them again).
                 final java.util.Set<Partition> still = blocked;
                 for (final Table t : moved.values()) {
@@ -312,6 +314,16 @@ public final class Catalog {
     /** Whether any partition is blocked ({@link #blocked(Partition)}). */
     public boolean settling() {
         return !blocked.isEmpty();
+    }
+
+    /**
+     * From now on a configuration that promotes a copy blocks nothing: the promoted partitions serve as soon as it is
+     * applied (cluster nodes whose module says so, {@code ProtocolModule#clusterPromotedCopiesServeAtOnce}: CALVIN,
+     * whose locks are on the compute nodes, so there is no stale writer to fence). Set before any configuration is
+     * applied, else a copy promoted before stays blocked until {@link #settled}.
+     */
+    public void servePromotedAtOnce() {
+        promotedServeAtOnce = true;
     }
 
     /**

@@ -91,6 +91,28 @@ class MemoryNodeConfigurationTest {
     }
 
     /**
+     * A catalog told its promoted copies serve at once (cluster nodes running CALVIN, issue 18) blocks no partition a
+     * configuration promotes, through two failovers, and serves each from its promoted copy.
+     */
+    @Test
+    void shouldBlockNothingWhenPromotedCopiesServeAtOnce() {
+        final Catalog catalog = Catalog.fromMemoryNodes(NODES, tables("accounts", 2));
+        catalog.servePromotedAtOnce();
+        final MemoryNodeConfiguration without2 = MemoryNodeConfiguration.initial(3, 2).without(2);
+        assertThat(catalog.reconfigure(without2)).isTrue();
+        final Catalog.Table t = catalog.table("accounts");
+        assertThat(t.partitionOf(2).node()).as("p2 served by a promoted copy").isNotEqualTo(NODES.get(2));
+        assertThat(catalog.blocked(t.partitionOf(2))).as("promoted, serving at once").isFalse();
+        assertThat(catalog.settling()).isFalse();
+        assertThat(catalog.reconfigure(without2.without(0))).isTrue();
+        final Catalog.Table t2 = catalog.table("accounts");
+        for (int p = 0; p < 3; p++) {
+            assertThat(catalog.blocked(t2.partitionOf(p))).as("p" + p + " after the second failover").isFalse();
+        }
+        assertThat(catalog.settled(2)).as("nothing was blocked").isFalse();
+    }
+
+    /**
      * FaRM's blocked region: the partitions whose primary a configuration promotes are blocked until its commits in
      * flight are settled; a second failover before that keeps them blocked (as they serve then) and adds its own,
      * and only the settlement of the later epoch unblocks. Commits past their point of no return are counted per

@@ -120,10 +120,16 @@
  * again); an input-log or decision record is durable once every serving copy has it ({@code CalvinInputLog#writeAt}).
  * No stale writer can arise (no lock word on a memory node), so the promoted copies serve at once
  * ({@code CalvinModule#promotedCopiesServeAtOnce}). Test: {@code CalvinMnCrashSimTest}; numbers in the README's RCC
- * memory-node failover paragraph. Not built: cluster mode's failover for CALVIN (refused,
- * {@code CalvinModule#clusterMemoryNodeFailoverRefusal}), and a memory-node crash beside a compute node's
- * ({@code combinedCrashRefusal}, the default refusal: a survivor reading a dead CN's input log asks its copies in
- * order, {@code CalvinInputLog#findFrom}, and does not skip one on a removed node).
+ * memory-node failover paragraph. Not built in the simulator: a memory-node crash beside a compute node's
+ * ({@code combinedCrashRefusal}, the default refusal).
+ *
+ * <p><b>Memory-node failover of CALVIN on cluster nodes</b> (issue 18, helper rcc21): the same steps, which are the
+ * shared catalog's and runtime's. {@code CalvinModule#replicates} is true (it was false, so cluster nodes kept no
+ * backup for CALVIN), the refusal is gone, and the promoted copies serve as soon as a compute node applies the
+ * configuration ({@code CalvinModule#clusterPromotedCopiesServeAtOnce}, {@code Catalog#servePromotedAtOnce}): CALVIN
+ * has no stale writer to fence there either, and a read of a blocked partition would fail its participant. A survivor
+ * reading a dead compute node's input log skips copies on removed memory nodes ({@code CalvinInputLog#findFrom}).
+ * Test: {@code CalvinClusterProcessTest} (mn1 killed under load).
  *
  * <p><b>The published clock bound (issue 18, review R1).</b> Cluster mode's floor gathers the live compute nodes'
  * drained clocks; a compute node that is down left none, and a read it made on the dead primary at a timestamp above

@@ -187,6 +187,17 @@ public interface ProtocolModule {
     }
 
     /**
+     * Whether compute nodes serve the copies cluster mode's memory-node failover promoted ({@code Catalog#settled}) as
+     * soon as they apply the configuration, rather than once every live compute node drained it and every dead one was
+     * recovered ({@code cluster.MemoryNodeFailover#settle}, the stale writer's fence). The cluster's counterpart of
+     * {@link #promotedCopiesServeAtOnce}, asked apart because a module may need the fence on cluster nodes only (a dead
+     * compute node's locks, which the simulator's memory-node crash never combines with). False by default.
+     */
+    default boolean clusterPromotedCopiesServeAtOnce(final Protocol protocol) {
+        return false;
+    }
+
+    /**
      * Whether the simulator settles the copies its memory-node failover promoted ({@code Catalog#settled}) once no
      * commit begun in an older configuration is past its point of no return and unfinished
      * ({@code Catalog#inFlightBefore} is 0: finished on the serving copies, or given up), as cluster mode's

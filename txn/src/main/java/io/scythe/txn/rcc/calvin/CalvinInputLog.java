@@ -71,6 +71,11 @@ final class CalvinInputLog {
     private final int regionBytes;
     /** Per copy, once open: its address, rkey and bytes. */
     private final List<Future<long[]>> regions = new ArrayList<>();
+    /**
+     * Per copy, its memory node's catalog incarnation when the region was opened: a replacement process under that
+     * name (a memory node back after a failover, {@code Catalog#incarnationOf}) holds no such region.
+     */
+    private final int[] openedIn;
     /** The regions as registered, by memory node, where the fabric keeps them in this process (for tests). */
     private final java.util.Map<String, io.scythe.fabric.MemoryRegion> local = new java.util.HashMap<>();
     private final Ring ring;
@@ -87,6 +92,10 @@ final class CalvinInputLog {
         this.copies = List.copyOf(copies);
         this.regionBytes = regionBytes;
         this.ring = new Ring(regionBytes / SLOT_BYTES);
+        this.openedIn = new int[this.copies.size()];
+        for (int i = 0; i < openedIn.length; i++) {
+            openedIn[i] = home.catalog().incarnationOf(this.copies.get(i));
+        }
         final UnsafeBuffer request = new UnsafeBuffer(new byte[RecoveryRpc.LOG_OPEN_KIND_REQUEST_BYTES]);
         request.putLong(0, home.idBase());
         request.putInt(8, regionBytes);
@@ -295,6 +304,11 @@ final class CalvinInputLog {
             return Future.succeededFuture(null);
         }
         final String node = copies.get(copy);
+        if (runtime.catalog().removed(node)) {
+            // A memory node failed over (issue 18): its copy counts for nothing, as in writeAt, and asking it would
+            // fail the read; every serving copy holds every record that was durable.
+            return findFrom(runtime, copies, copy + 1, request);
+        }
         return runtime.rocket(node).compose(r -> r.call(RecoveryRpc.INPUT_LOG_FIND, request)).compose(reply -> {
             if (reply.length() < RecoveryRpc.LOG_OPEN_REPLY_BYTES) {
                 return findFrom(runtime, copies, copy + 1, request);
@@ -345,7 +359,10 @@ final class CalvinInputLog {
         int serving = 0;
         for (int i = 0; i < copies.size(); i++) {
             final String node = copies.get(i);
-            if (home.catalog().removed(node)) {
+            if (home.catalog().removed(node) || home.catalog().incarnationOf(node) != openedIn[i]) {
+                // Removed, or back as a replacement process (chaos --mn-faults, helper rcc21): the region this node
+                // opened went with the old process (a WRITE to it fails, the node is no longer removed, and the loop
+                // gave up), so the copy counts for nothing, as a removed node's; the serving copies hold the record.
                 continue;
             }
             serving++;
@@ -366,7 +383,7 @@ final class CalvinInputLog {
         }
         if (serving == 0) {
             return Future.failedFuture(new IllegalStateException("CALVIN input log: every copy's memory node "
-                + copies + " is removed"));
+                + copies + " is removed or replaced"));
         }
         final int wrote = serving;
         return Future.all(written).<Void>mapEmpty().onSuccess(v -> bytes += (long) record.capacity() * wrote);

@@ -268,13 +268,27 @@ public final class CalvinModule implements ProtocolModule {
     }
 
     /**
-     * Refused on cluster nodes: the simulator's steps ({@link #memoryNodeCrashRefusal}) are built on the shared
-     * catalog's removal, but cluster mode's failover (its drain, the input log's copies found by name after a
-     * compute node's death on a changed configuration) has not been run for CALVIN (issue 18, txn.rcc's package TODO).
+     * True (issue 18): CALVIN's write-back writes every backup copy before the primary ({@code CalvinNode#install}), so
+     * cluster nodes keep backups for it ({@code NodeConfig#backups}: 2, or one per other memory node). It said false
+     * (the default) until its cluster failover was built, so cluster nodes ran CALVIN with no backup at all.
      */
     @Override
-    public String clusterMemoryNodeFailoverRefusal(final Protocol protocol) {
-        return protocol.name() + ": a memory node's failover is handled in the simulator only (reads and write-backs "
-            + "done again where the keys serve); cluster nodes do not fail a memory node over for CALVIN yet";
+    public boolean replicates() {
+        return true;
+    }
+
+    /**
+     * True on cluster nodes too (issue 18): {@link #promotedCopiesServeAtOnce}'s reason holds there, and a dead compute
+     * node holds no lock on a memory node either: its schedulers' locks died with it and its successor rebuilds them
+     * ({@code Takeover}), installing the dead node's logged decisions on the copies serving then. Blocked until every
+     * compute node drained, a promoted partition would fail CALVIN's reads ({@code CalvinNode#readRecord} takes a
+     * settling abort for a failed read, which fails its participant and gives the loop up), where the other protocols
+     * abort and retry. No {@code clusterMemoryNodeFailoverRefusal} any more: the simulator's steps (reads and
+     * write-backs done again where the keys serve, input-log and decision records durable on the serving copies) are
+     * the catalog's and the runtime's, which cluster nodes share; {@code CalvinClusterProcessTest} kills a memory node.
+     */
+    @Override
+    public boolean clusterPromotedCopiesServeAtOnce(final Protocol protocol) {
+        return true;
     }
 }

@@ -336,7 +336,9 @@
  * read and an active participant's write-back that failed on a node the configuration removes are done again where the
  * keys serve now (the write-back under the scheduler's lock still held, at the version it was to install, backups
  * first), and an input-log or decision record is durable once every serving copy has it; the promoted copies serve at
- * once, as no lock lives on a memory node (txn.rcc's package docs; {@code CalvinMnCrashSimTest}). Cluster nodes still
- * refuse a memory node's failover for CALVIN.
+ * once, as no lock lives on a memory node (txn.rcc's package docs; {@code CalvinMnCrashSimTest}). Cluster nodes fail a
+ * memory node over for CALVIN too (helper rcc21: backups kept, promoted copies serving as soon as applied; txn.rcc's
+ * package docs; {@code CalvinClusterProcessTest}); a replacement memory node cannot rejoin (no re-replication for
+ * CALVIN: copy-then-verify needs the lock in the object header).
  */
 package io.scythe.txn.rcc.calvin;
