@@ -112,7 +112,8 @@ public final class Simulation {
      */
     static final long SETUP_OPEN_TIMEOUT_MS = 120_000;
     private final Histogram latencyNs = new Histogram(3_600_000_000_000L, 3);
-    private final Map<String, long[]> committedByType = new TreeMap<>();
+    /** Per transaction type, its commits in the measured window: which type makes the tail ({@link TypeLatency}). */
+    private final Map<String, TypeLatency> committedByType = new TreeMap<>();
     private final List<HistoryListener> listeners = new ArrayList<>();
     private LocalFabric fabric;
     /** Each compute node's NIC, by number: whose queue pairs {@link #verbsInFlight} counts. */
@@ -1472,6 +1473,31 @@ public final class Simulation {
             .computeIfAbsent(abort.reason().label(), r -> new long[1])[0]++;
     }
 
+    /**
+     * One transaction type's commits in the measured window: their latency (first attempt to commit, retries
+     * included) and attempts, and how many of them lie in the run's tail (at or above its P99): the per-type
+     * breakdown that names what makes the tail (issue 22). Bookkeeping only: nothing here is simulated.
+     */
+    static final class TypeLatency {
+        final Histogram latency = new Histogram(3_600_000_000_000L, 3);
+        long attempts;
+
+        void committed(final long latencyNs, final int attemptsOfIt) {
+            latency.recordValue(Math.max(1, latencyNs));
+            attempts += attemptsOfIt;
+        }
+
+        /** {@code p50}, {@code p99}, {@code max} (us), {@code attempts_per_commit} and {@code in_tail}. */
+        JsonObject json(final long tailFromNs) {
+            final long n = latency.getTotalCount();
+            return new JsonObject().put("p50", RunResult.round(latency.getValueAtPercentile(50.0) / 1000.0, 1))
+                .put("p99", RunResult.round(latency.getValueAtPercentile(99.0) / 1000.0, 1))
+                .put("max", RunResult.round(latency.getMaxValue() / 1000.0, 1))
+                .put("attempts_per_commit", RunResult.round((double) attempts / Math.max(1, n), 2))
+                .put("in_tail", latency.getCountBetweenValues(Math.max(1, tailFromNs), latency.getMaxValue()));
+        }
+    }
+
     /** {@code counts} as nested JSON objects, the counts as numbers. */
     @SuppressWarnings("unchecked")
     private static JsonObject countsJson(final Map<String, ?> counts) {
@@ -1515,7 +1541,8 @@ public final class Simulation {
                     }
                     attemptsOfCommitted += o.attempts();
                     latencyNs.recordValue(Math.max(1, o.latencyNs()));
-                    committedByType.computeIfAbsent(drawn.type(), t -> new long[1])[0]++;
+                    committedByType.computeIfAbsent(drawn.type(), t -> new TypeLatency())
+                        .committed(o.latencyNs(), o.attempts());
                 }
             } else if (ar.cause() instanceof AbortException a && (a.reason() == AbortReason.USER
                 || a.reason() == AbortReason.DUPLICATE_KEY && spec.duplicateKeyIsAnOutcome())) {
@@ -1787,7 +1814,10 @@ public final class Simulation {
         final boolean ok = violations.isEmpty();
         run.invariantsOk(ok);
         final JsonObject byType = new JsonObject();
-        committedByType.forEach((t, n) -> byType.put(t, n[0]));
+        committedByType.forEach((t, n) -> byType.put(t, n.latency.getTotalCount()));
+        final JsonObject latencyByType = new JsonObject();
+        final long tailFromNs = latencyNs.getValueAtPercentile(99.0);
+        committedByType.forEach((t, n) -> latencyByType.put(t, n.json(tailFromNs)));
         final io.scythe.txn.lotus.LotusCluster lotus = lotusCluster;
         if (lotus != null) {
             final io.vertx.core.json.JsonArray handoffs = new io.vertx.core.json.JsonArray();
@@ -1821,6 +1851,7 @@ public final class Simulation {
         run.verbs(verbsBeforeMeasuring == null ? cnVerbs() : cnVerbs().subtract(verbsBeforeMeasuring), committed);
         run.put("aborts_by_reason", aborts).put("aborts_by_type", countsJson(abortsByType))
             .put("aborts_by_table", countsJson(abortsByTable)).put("committed_by_type", byType)
+            .put("latency_by_type_us", latencyByType)
             .put("attempts_per_commit", RunResult.round((double) attemptsOfCommitted / Math.max(1, committed), 3))
             .put("gave_up", gaveUp).put("user_rollbacks", userRollbacks)
             .put("conserved", conserved)
