@@ -257,7 +257,12 @@ public final class Participant {
     /** SPS ({@link #FLAG_SPS}): reads answered {@link #SPS_STALE}, writes refused by rule 2. */
     private long spsStaleReads;
     private long spsRefusedInstalls;
-    /** The wts of the committed version the last {@link #SPS_IMMORTAL} answer refused a write under. */
+    /**
+     * The wts of the committed version the last {@link #SPS_IMMORTAL} answer refused a write under. Correct only
+     * because every request runs to its reply on the participant's one thread, with nothing between the install or
+     * insert and {@code ParticipantService#seen} reading it (review of aurogon23: an out-parameter, as insert's
+     * {@code below}, would carry it without a shared field; not done, for lack of time).
+     */
     private long immortalFloor;
     private long installs;
     private long reclaimed;

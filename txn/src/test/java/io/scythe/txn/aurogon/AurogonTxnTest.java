@@ -489,8 +489,8 @@ class AurogonTxnTest {
     }
 
     /**
-     * SPS mode at the coordinator (§4.4, {@code aurogon:sps}): T1 commits key 3 (or 4) from 100 to 1 on a clock 5 s
-     * ahead; T2 begins once T1's commit was reported, on the host clock (its timestamp below T1's: clocks that far
+     * SPS mode at the coordinator (§4.4, {@code aurogon:sps}): T1 commits key 3 (or 4) from 100 to 1 on a clock 10 s
+     * ahead (50 ms before: CI 217, at load ~39, took longer than that between T1 and T2, so T2's host clock was past T1); T2 begins once T1's commit was reported, on the host clock (its timestamp below T1's: clocks that far
      * apart are what SPS guards against, here by construction), and reads the key. Without SPS it reads 100, a stale
      * read: T1 precedes it in real time, not in timestamp order. With SPS the READ is answered SPS_STALE (rule 1) and
      * T2 aborts. Fails without {@link Participant#FLAG_SPS} on the READ.
@@ -501,7 +501,7 @@ class AurogonTxnTest {
             assertThat(afterACommitAhead(node, 3, false)).isEqualTo("T1 committed, T2 read 100 below T1");
             assertThat(afterACommitAhead(node, 4, true)).isEqualTo("T1 committed, T2 aborted sps-stale-read");
             // Through the coordinator: the abort floors T2's clock at T1's version, its second attempt reads it
-            // (review, stop 58: before, every retry stayed below it until real time covered the 5 s).
+            // (review, stop 58: before, every retry stayed below it until real time covered the offset).
             assertThat(afterACommitAhead(node, 5, true, 2)).isEqualTo("T1 committed, T2 read 1 in 2 attempts");
             final long[] refusals = AurogonPromotionTest.onLoop(node,
                 () -> node.services.service(ParticipantService.class).participant().spsRefusals());
@@ -509,52 +509,10 @@ class AurogonTxnTest {
         }
     }
 
-    /**
-     * SPS rule 2 and its retry floor (aurogon23): as above, but T2 reads key 6 (to 9) for update and writes 2. T1 read
-     * the key before writing it (our API reads every key it writes), so the version below T1's has its rts at T1's
-     * timestamp and the install rule refuses T2's pre-attaching READ without SPS too; with SPS rule 2 refuses it first
-     * (SPS_IMMORTAL: nothing installed) and its answer carries T1's version, where the coordinator floors the clock, so
-     * the second attempt writes above it and the value read afterwards is T2's. Without SPS the refusal carries no
-     * floor and every retry stays below T1's version for the 5 s: the 2 attempts run out. Fails without the floor.
-     */
-    @Test
-    void shouldRefuseAnImmortalWriteOnlyInSpsModeAndRetryItAboveTheCommittedVersion() throws Exception {
-        try (OneMemoryNode node = new OneMemoryNode("items", 32)) {
-            assertThat(afterACommitAhead(node, 6, false, 0, true))
-                .isEqualTo("T1 committed, T2 aborted preattach-refused");
-            assertThat(afterACommitAhead(node, 7, true, 0, true))
-                .isEqualTo("T1 committed, T2 aborted sps-immortal-write");
-            assertThat(afterACommitAhead(node, 8, true, 2, true)).isEqualTo("T1 committed, T2 wrote 2 in 2 attempts");
-            assertThat(afterACommitAhead(node, 9, false, 2, true))
-                .isEqualTo("T1 committed, T2 aborted preattach-refused in 2 attempts");
-            final String[] after = new String[4];
-            for (int key = 6; key <= 9; key++) {
-                final long k = key;
-                after[key - 6] = node.on(rt -> {
-                    // Above T1 and above key 8's second attempt (just above T1's version).
-                    AurogonClock.of(rt, AurogonClock.Mode.DST).floor(AurogonTimestamp.pack(rt.timers().nowNs()
-                        + 2 * AHEAD_NS, 0, 1));
-                    final Txn t = new AurogonTxn(rt, new AurogonTxn.Techniques("ahead", true, false,
-                        AurogonClock.Mode.DST));
-                    return t.read("items", k).compose(v -> t.commit().map(x -> String.valueOf(v.getLong(0))));
-                });
-            }
-            assertThat(after).as("only key 8's T2, SPS's floored retry, wrote above T1")
-                .containsExactly("1", "1", "2", "1");
-            final long[] refusals = AurogonPromotionTest.onLoop(node,
-                () -> node.services.service(ParticipantService.class).participant().spsRefusals());
-            assertThat(refusals).containsExactly(0, 2);
-        }
-    }
+    /** How far ahead T1's clock runs: more than any stall between T1's commit and T2's read on a loaded machine. */
+    private static final long AHEAD_NS = 10_000_000_000L;
 
-    /**
-     * How far T1's clock is ahead of T2's: far above a commit's real time on a loaded machine (at 50 ms, under a load of
-     * 20-50 on 2 cores, T1's commit outlasted it and T2's host clock passed T1's timestamp: aurogon23), below
-     * nothing the node refuses (no tombstones here, so no pruning watermark).
-     */
-    private static final long AHEAD_NS = 5_000_000_000L;
-
-    /** T1 writes {@code key} on a clock 5 s ahead, then T2 (SPS or not) reads it on the host clock: what T2 saw. */
+    /** T1 writes {@code key} on a clock 10 s ahead, then T2 (SPS or not) reads it on the host clock: what T2 saw. */
     private static String afterACommitAhead(final OneMemoryNode node, final long key, final boolean sps)
         throws Exception {
         return afterACommitAhead(node, key, sps, 0);
@@ -613,6 +571,44 @@ class AurogonTxnTest {
                         : "T2 failed " + e));
             }).map(s -> "T1 committed, " + s);
         });
+    }
+
+    /**
+     * SPS rule 2 and its retry floor (aurogon23): as above, but T2 reads key 6 (to 9) for update and writes 2. T1 read
+     * the key before writing it (our API reads every key it writes), so the version below T1's has its rts at T1's
+     * timestamp and the install rule refuses T2's pre-attaching READ without SPS too; with SPS rule 2 refuses it first
+     * (SPS_IMMORTAL: nothing installed) and its answer carries T1's version, where the coordinator floors the clock, so
+     * the second attempt writes above it and the value read afterwards is T2's. Without SPS the refusal carries no
+     * floor and every retry stays below T1's version for the 10 s: the 2 attempts run out. Fails without the floor.
+     */
+    @Test
+    void shouldRefuseAnImmortalWriteOnlyInSpsModeAndRetryItAboveTheCommittedVersion() throws Exception {
+        try (OneMemoryNode node = new OneMemoryNode("items", 32)) {
+            assertThat(afterACommitAhead(node, 6, false, 0, true))
+                .isEqualTo("T1 committed, T2 aborted preattach-refused");
+            assertThat(afterACommitAhead(node, 7, true, 0, true))
+                .isEqualTo("T1 committed, T2 aborted sps-immortal-write");
+            assertThat(afterACommitAhead(node, 8, true, 2, true)).isEqualTo("T1 committed, T2 wrote 2 in 2 attempts");
+            assertThat(afterACommitAhead(node, 9, false, 2, true))
+                .isEqualTo("T1 committed, T2 aborted preattach-refused in 2 attempts");
+            final String[] after = new String[4];
+            for (int key = 6; key <= 9; key++) {
+                final long k = key;
+                after[key - 6] = node.on(rt -> {
+                    // Above T1 and above key 8's second attempt (just above T1's version).
+                    AurogonClock.of(rt, AurogonClock.Mode.DST).floor(AurogonTimestamp.pack(rt.timers().nowNs()
+                        + 2 * AHEAD_NS, 0, 1));
+                    final Txn t = new AurogonTxn(rt, new AurogonTxn.Techniques("ahead", true, false,
+                        AurogonClock.Mode.DST));
+                    return t.read("items", k).compose(v -> t.commit().map(x -> String.valueOf(v.getLong(0))));
+                });
+            }
+            assertThat(after).as("only key 8's T2, SPS's floored retry, wrote above T1")
+                .containsExactly("1", "1", "2", "1");
+            final long[] refusals = AurogonPromotionTest.onLoop(node,
+                () -> node.services.service(ParticipantService.class).participant().spsRefusals());
+            assertThat(refusals).containsExactly(0, 2);
+        }
     }
 
     /**
