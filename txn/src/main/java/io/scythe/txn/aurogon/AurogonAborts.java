@@ -64,13 +64,20 @@ public final class AurogonAborts {
     /**
      * SPS ({@code aurogon:sps}, §4.4 rule 1): a read met a COMMITTED version newer than the one below its timestamp
      * ({@link Participant#SPS_STALE}); returning it would be a stale read. The attempt runs again with a later
-     * timestamp. (Rule 2's refusals of a write below a committed version count as {@link #EARLY_ABORT} or
-     * {@link #INSTALL_REFUSED}, as the install rule's do.)
+     * timestamp.
      */
     public static final AbortReason SPS_STALE = AbortReason.define("sps-stale-read", 997);
 
+    /**
+     * SPS ({@code aurogon:sps}, §4.4 rule 2): a write met a COMMITTED version above its timestamp
+     * ({@link Participant#SPS_IMMORTAL}); installing it would make an immortal write. The attempt runs again with its
+     * clock floored at that version.
+     */
+    public static final AbortReason SPS_IMMORTAL = AbortReason.define("sps-immortal-write", 998);
+
     static final List<AbortReason> ALL = List.of(EARLY_ABORT, INSTALL_REFUSED, VERSION_GONE, FENCED, NODE_GONE,
-        IN_DOUBT, STALE, NOT_PROMOTED, UNSYNCHRONISED, UNANSWERED, SPS_STALE);
+        IN_DOUBT, STALE, NOT_PROMOTED, UNSYNCHRONISED, UNANSWERED, SPS_STALE,
+        SPS_IMMORTAL);
 
     private AurogonAborts() {
     }

@@ -8,7 +8,8 @@ package io.scythe.txn.aurogon;
  *  request                                        reply
  *  0  table id (i32)                              0  status (i32): Participant.OK, REFUSED, NOT_FOUND, NOT_PENDING,
  *  4  READ: flags (i32) PREATTACH, NO_DEFER,        TOO_OLD, ABSENT (READ), DUPLICATE (INSERT),
- *     SPS; INSTALL, INSERT: flags (i32) SPS;          SPS_STALE (READ with the SPS flag)
+ *     SPS; INSTALL, INSERT: flags (i32) SPS;          SPS_STALE (READ with the SPS flag), SPS_IMMORTAL
+ *                                                    (READ, INSTALL, INSERT with it: its floor at 8)
  *     COMMIT: value length (i32), -1 for a    4  READ: value length (i32)
  *     delete; else 0
  *  8  key (i64)                                   8  READ: wts of the version read (i64)

@@ -50,8 +50,9 @@ import java.util.Map;
  * 3 (§4.4) in every variant. SPS mode ({@code aurogon:sps}, {@link Techniques#sps}) adds rules 1 and 2: every READ,
  * INSTALL and INSERT carries {@link Participant#FLAG_SPS}; a read answered {@link Participant#SPS_STALE} aborts
  * ({@link AurogonAborts#SPS_STALE}) and runs again with its clock floored at the newer committed version (the paper
- * does not say how a read failing rule 1 goes on). A write refused by rule 2 is answered REFUSED with no wts: its
- * retry is not floored (not built; it aborts again until its clock passes the committed version).
+ * does not say how a read failing rule 1 goes on). A write refused by rule 2 is answered
+ * {@link Participant#SPS_IMMORTAL} with the committed version's wts; it aborts ({@link AurogonAborts#SPS_IMMORTAL})
+ * and runs again with its clock floored there, as rule 1's retry (the paper is silent on it too).
  */
 final class AurogonTxn implements Txn {
     /** What one attempt runs with: the variant's techniques. */
@@ -375,7 +376,8 @@ final class AurogonTxn implements Txn {
             final UnsafeBuffer p = reply.payload();
             final int status = p.getInt(0);
             if (status == Participant.REFUSED || status == Participant.NOT_FOUND
-                || status == Participant.NOT_PRIMARY || status == Participant.STALE) {
+                || status == Participant.NOT_PRIMARY || status == Participant.STALE
+                || status == Participant.SPS_IMMORTAL) {
                 a.locked = false; // the install was refused, no such table, or no primary there yet: nothing installed
             }
             if (status == Participant.STALE) { // at or below its id's dead mark or the tombstones' watermark
@@ -386,6 +388,9 @@ final class AurogonTxn implements Txn {
                 // reads above it; else a loop lagging the writer by D retried below it until real time covered D
                 // (review, stop 58). Falls through to the abort (refusal).
                 timestamps.floor(p.getLong(8));
+            }
+            if (status == Participant.SPS_IMMORTAL) {
+                timestamps.floor(p.getLong(8)); // SPS rule 2: the retry writes above the committed version
             }
             if (status == Participant.ORPHAN) {
                 // Parked on a version whose coordinator may be dead: resolve it through its backups, read again.
@@ -469,6 +474,10 @@ final class AurogonTxn implements Txn {
                 return new AbortException(AurogonAborts.SPS_STALE, "key " + a.key + " of " + a.table + ": a version "
                     + "newer than the one below " + AurogonTimestamp.toString(ts) + " is committed (SPS rule 1: a "
                     + "stale read)");
+            case Participant.SPS_IMMORTAL:
+                return new AbortException(AurogonAborts.SPS_IMMORTAL, "key " + a.key + " of " + a.table + ": a version "
+                    + "above " + AurogonTimestamp.toString(ts) + " is committed (SPS rule 2: an immortal write); the "
+                    + "clock is floored there");
             case Participant.TOO_OLD:
                 return new AbortException(AurogonAborts.VERSION_GONE, "key " + a.key + " of " + a.table
                     + ": the version below " + AurogonTimestamp.toString(ts) + " was reclaimed");
@@ -660,6 +669,9 @@ final class AurogonTxn implements Txn {
                 // below its predecessor's), or ts is at or below the node's tombstones' watermark (this clock lags
                 // the node's newest timestamps by more than the pruning lag): floored there, runs again above it.
                 return floored(p.getLong(AurogonRpc.STATUS_SEEN_OFFSET), "the install on " + a.partition.node());
+            }
+            if (status == Participant.SPS_IMMORTAL) {
+                timestamps.floor(p.getLong(AurogonRpc.STATUS_SEEN_OFFSET)); // SPS rule 2, as a pre-attaching READ's
             }
             return Future.failedFuture(refusal(a, status, AurogonAborts.INSTALL_REFUSED));
         });

@@ -103,6 +103,15 @@ public final class Participant {
      * pending version stays installed (its abort rolls it back). The attempt aborts and runs again.
      */
     public static final int SPS_STALE = -10;
+    /**
+     * SPS (§4.4 rule 2, {@link #FLAG_SPS}): a write (INSTALL, INSERT, or a pre-attaching READ's install) below a
+     * COMMITTED version, which would be immortal (no later reader would see it). Nothing installed. The answer's wts
+     * (a READ's) or seen timestamp (an INSTALL's or INSERT's) is that version's wts, {@link #immortalFloor()}: the
+     * coordinator floors its clock there, so the next attempt writes above it (the paper does not say how a refused
+     * write goes on; as rule 1's retry, aurogon23). Before, the refusal was a plain {@link #REFUSED} with no floor and
+     * a loop lagging the writer by D retried below it until real time covered D.
+     */
+    public static final int SPS_IMMORTAL = -11;
 
     /** Read flag: install a pending version at the read's ts first (§4.3 pre-attaching). */
     public static final int FLAG_PREATTACH = 1;
@@ -248,6 +257,13 @@ public final class Participant {
     /** SPS ({@link #FLAG_SPS}): reads answered {@link #SPS_STALE}, writes refused by rule 2. */
     private long spsStaleReads;
     private long spsRefusedInstalls;
+    /**
+     * The wts of the committed version the last {@link #SPS_IMMORTAL} answer refused a write under. Correct only
+     * because every request runs to its reply on the participant's one thread, with nothing between the install or
+     * insert and {@code ParticipantService#seen} reading it (review of aurogon23: an out-parameter, as insert's
+     * {@code below}, would carry it without a shared field; not done, for lack of time).
+     */
+    private long immortalFloor;
     private long installs;
     private long reclaimed;
     /** The largest timestamp any request carried: what DST's chasing clocks are pulled forward by. */
@@ -334,7 +350,9 @@ public final class Participant {
             final int installed = installRule(r, ts, sps);
             if (installed != OK) {
                 // Early abort: the read does not run; a STALE answer carries the floor as its wts (tombstoneRule).
-                reply.answer(installed, installed == STALE ? staleFloor() : 0, null);
+                // SPS_IMMORTAL's, the committed version above it.
+                reply.answer(installed, installed == STALE ? staleFloor()
+                    : installed == SPS_IMMORTAL ? immortalFloor : 0, null);
                 return;
             }
         }
@@ -387,8 +405,7 @@ public final class Participant {
         }
         for (final Version v : r.versions) {
             if (sps && v.wts > ts && !v.pending) {
-                spsRefusedInstalls++;
-                return REFUSED; // SPS rule 2: an insert below a committed version would be immortal
+                return immortal(v); // SPS rule 2: an insert below a committed version would be immortal
             }
             if (v.wts <= ts) {
                 below[0] = v.wts;
@@ -759,6 +776,13 @@ public final class Participant {
         return 0;
     }
 
+    /** SPS rule 2 refused a write below the committed {@code above} (the newest one, versions being newest first). */
+    private int immortal(final Version above) {
+        spsRefusedInstalls++;
+        immortalFloor = above.wts;
+        return SPS_IMMORTAL;
+    }
+
     private int installRule(final Record r, final long ts, final boolean sps) {
         final int tomb = tombstoneRule(r, ts);
         if (tomb != OK) {
@@ -770,8 +794,7 @@ public final class Participant {
             if (sps && v.wts > ts && !v.pending) {
                 // SPS rule 2: a write below a committed version would be immortal (no reader after it would see it).
                 // Not the install rule's refusal: the deferral's write failure rate does not count it.
-                spsRefusedInstalls++;
-                return REFUSED;
+                return immortal(v);
             }
             if (v.wts <= ts) {
                 if (v.wts == ts) {
@@ -1190,6 +1213,14 @@ public final class Participant {
     /** Writes the install rule refused against a version's rts (what {@link #refusedLateNs} sums over). */
     public long refusedByRts() {
         return refusedByRts;
+    }
+
+    /**
+     * The floor of the last {@link #SPS_IMMORTAL} answer (the committed version's wts above the refused write), read
+     * by the caller right after that answer, on the participant's own thread as every request.
+     */
+    public long immortalFloor() {
+        return immortalFloor;
     }
 
     /** SPS's refusals here: {@code [reads answered SPS_STALE (rule 1), writes refused (rule 2)]}. */

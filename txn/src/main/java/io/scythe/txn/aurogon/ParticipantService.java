@@ -1057,8 +1057,7 @@ public final class ParticipantService {
             }
             final UnsafeBuffer reply = new UnsafeBuffer(new byte[AurogonRpc.INSERT_REPLY_BYTES]);
             reply.putInt(0, status);
-            reply.putLong(AurogonRpc.STATUS_SEEN_OFFSET, stale ? floorFor(ts)
-                : status == Participant.STALE ? participant.staleFloor() : participant.maxTs());
+            reply.putLong(AurogonRpc.STATUS_SEEN_OFFSET, stale ? floorFor(ts) : seen(status));
             reply.putLong(AurogonRpc.STATUS_HINT_OFFSET, hint());
             reply.putLong(AurogonRpc.INSERT_BELOW_OFFSET, below[0]);
             responder.reply(reply, 0, reply.capacity());
@@ -1126,8 +1125,17 @@ public final class ParticipantService {
     }
 
     private void status(final RpcResponder responder, final int status) {
-        // A participant's own STALE (an install at or below its tombstones' watermark) carries its floor.
-        status(responder, status, status == Participant.STALE ? participant.staleFloor() : participant.maxTs());
+        status(responder, status, seen(status));
+    }
+
+    /**
+     * The seen timestamp a reply of {@code status} carries: a participant's own STALE (an install at or below its
+     * tombstones' watermark) its floor, SPS_IMMORTAL the committed version above the refused write; else the largest
+     * timestamp seen here.
+     */
+    private long seen(final int status) {
+        return status == Participant.STALE ? participant.staleFloor()
+            : status == Participant.SPS_IMMORTAL ? participant.immortalFloor() : participant.maxTs();
     }
 
     /** A status reply whose seen timestamp is {@code seen} (a STALE refusal's floor). */

@@ -577,8 +577,11 @@
  * answered {@code SPS_STALE} (nothing read, no rts raised; a read parked on a pending version is answered so when
  * that version commits under a newer committed one) and the attempt aborts ({@code sps-stale-read}) and runs again
  * with a later timestamp: the paper does not say how a read failing rule 1 goes on. Rule 2: a write below a
- * COMMITTED version is refused (an immortal write), counted as the install rule's refusals are, but not fed to the
- * deferral's failure rate. Rule 3 (report the commit after every COMMIT acknowledgement) holds in every variant
+ * COMMITTED version is refused (an immortal write), answered {@code SPS_IMMORTAL} with the newest committed version's
+ * wts, where the coordinator floors its clock before the attempt aborts ({@code sps-immortal-write}), so its retry
+ * writes above it (aurogon23; the paper is silent here too); not fed to the deferral's failure rate. With our API
+ * (every written key read first) the version below such a write has its rts at the committed writer's timestamp, so
+ * the install rule refuses it without SPS too, unfloored. Rule 3 (report the commit after every COMMIT acknowledgement) holds in every variant
  * here. Our API reads every key before writing it, so rule 2 fires on a pre-attaching READ (its install comes
  * before the read) or on a commit-time INSTALL under a version committed since the read. Tests:
  * {@code ParticipantTest#spsRefusesStaleReadsAndImmortalWritesBelowACommittedVersionOnly},

@@ -521,6 +521,17 @@ class AurogonTxnTest {
     /** As {@link #afterACommitAhead(OneMemoryNode, long, boolean)}; T2 run by a coordinator of {@code attempts}. */
     private static String afterACommitAhead(final OneMemoryNode node, final long key, final boolean sps,
                                             final int attempts) throws Exception {
+        return afterACommitAhead(node, key, sps, attempts, false);
+    }
+
+    /**
+     * As {@link #afterACommitAhead(OneMemoryNode, long, boolean, int)}; when {@code writes}, T2 reads the key for
+     * update and writes 2 instead.
+     */
+    private static String afterACommitAhead(final OneMemoryNode node, final long key, final boolean sps,
+                                            final int attempts, final boolean writes) throws Exception {
+        final UnsafeBuffer two = new UnsafeBuffer(new byte[8]);
+        two.putLong(0, 2);
         final UnsafeBuffer one = new UnsafeBuffer(new byte[8]);
         one.putLong(0, 1);
         return node.on(rt -> {
@@ -535,16 +546,69 @@ class AurogonTxnTest {
             }).compose(ts1 -> {
                 if (attempts > 0) {
                     return new io.scythe.txn.Coordinator(rt, Protocol.of("behind", (r, hint) -> new AurogonTxn(r,
-                        sps ? behind.withSps() : behind)), attempts).run(t2 -> t2.read("items", key))
-                        .map(o -> "T2 read " + o.result().getLong(0) + " in " + o.attempts() + " attempts");
+                        sps ? behind.withSps() : behind)), attempts).run(t2 -> writes
+                            ? t2.readForUpdate("items", key).map(v -> {
+                                t2.write("items", key, two, 0, 8);
+                                return two;
+                            })
+                            : t2.read("items", key))
+                        .map(o -> "T2 " + (writes ? "wrote " : "read ") + o.result().getLong(0) + " in "
+                            + o.attempts() + " attempts")
+                        .recover(e -> io.vertx.core.Future.succeededFuture(e instanceof io.scythe.txn.AbortException a
+                            ? "T2 aborted " + a.reason().label() + " in " + a.attempts() + " attempts"
+                            : "T2 failed " + e));
                 }
                 final Txn t2 = new AurogonTxn(rt, sps ? behind.withSps() : behind);
-                return t2.read("items", key).compose(v -> t2.commit().map(ts2 -> "T2 read " + v.getLong(0)
-                    + (ts2 < ts1 ? " below T1" : " above T1"))).recover(e -> t2.abort().map(x ->
+                final io.vertx.core.Future<String> done = writes
+                    ? t2.readForUpdate("items", key).compose(v -> {
+                        t2.write("items", key, two, 0, 8);
+                        return t2.commit().map(ts2 -> "T2 wrote 2" + (ts2 < ts1 ? " below T1" : " above T1"));
+                    })
+                    : t2.read("items", key).compose(v -> t2.commit().map(ts2 -> "T2 read " + v.getLong(0)
+                        + (ts2 < ts1 ? " below T1" : " above T1")));
+                return done.recover(e -> t2.abort().map(x ->
                     e instanceof io.scythe.txn.AbortException a ? "T2 aborted " + a.reason().label()
                         : "T2 failed " + e));
             }).map(s -> "T1 committed, " + s);
         });
+    }
+
+    /**
+     * SPS rule 2 and its retry floor (aurogon23): as above, but T2 reads key 6 (to 9) for update and writes 2. T1 read
+     * the key before writing it (our API reads every key it writes), so the version below T1's has its rts at T1's
+     * timestamp and the install rule refuses T2's pre-attaching READ without SPS too; with SPS rule 2 refuses it first
+     * (SPS_IMMORTAL: nothing installed) and its answer carries T1's version, where the coordinator floors the clock, so
+     * the second attempt writes above it and the value read afterwards is T2's. Without SPS the refusal carries no
+     * floor and every retry stays below T1's version for the 10 s: the 2 attempts run out. Fails without the floor.
+     */
+    @Test
+    void shouldRefuseAnImmortalWriteOnlyInSpsModeAndRetryItAboveTheCommittedVersion() throws Exception {
+        try (OneMemoryNode node = new OneMemoryNode("items", 32)) {
+            assertThat(afterACommitAhead(node, 6, false, 0, true))
+                .isEqualTo("T1 committed, T2 aborted preattach-refused");
+            assertThat(afterACommitAhead(node, 7, true, 0, true))
+                .isEqualTo("T1 committed, T2 aborted sps-immortal-write");
+            assertThat(afterACommitAhead(node, 8, true, 2, true)).isEqualTo("T1 committed, T2 wrote 2 in 2 attempts");
+            assertThat(afterACommitAhead(node, 9, false, 2, true))
+                .isEqualTo("T1 committed, T2 aborted preattach-refused in 2 attempts");
+            final String[] after = new String[4];
+            for (int key = 6; key <= 9; key++) {
+                final long k = key;
+                after[key - 6] = node.on(rt -> {
+                    // Above T1 and above key 8's second attempt (just above T1's version).
+                    AurogonClock.of(rt, AurogonClock.Mode.DST).floor(AurogonTimestamp.pack(rt.timers().nowNs()
+                        + 2 * AHEAD_NS, 0, 1));
+                    final Txn t = new AurogonTxn(rt, new AurogonTxn.Techniques("ahead", true, false,
+                        AurogonClock.Mode.DST));
+                    return t.read("items", k).compose(v -> t.commit().map(x -> String.valueOf(v.getLong(0))));
+                });
+            }
+            assertThat(after).as("only key 8's T2, SPS's floored retry, wrote above T1")
+                .containsExactly("1", "1", "2", "1");
+            final long[] refusals = AurogonPromotionTest.onLoop(node,
+                () -> node.services.service(ParticipantService.class).participant().spsRefusals());
+            assertThat(refusals).containsExactly(0, 2);
+        }
     }
 
     /**

@@ -15,6 +15,7 @@ import static io.scythe.txn.aurogon.Participant.NOT_FOUND;
 import static io.scythe.txn.aurogon.Participant.NOT_PENDING;
 import static io.scythe.txn.aurogon.Participant.OK;
 import static io.scythe.txn.aurogon.Participant.REFUSED;
+import static io.scythe.txn.aurogon.Participant.SPS_IMMORTAL;
 import static io.scythe.txn.aurogon.Participant.SPS_STALE;
 import static io.scythe.txn.aurogon.Participant.STALE;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -436,7 +437,11 @@ class ParticipantTest {
         write(1, 100, 11);
         write(1, 200, 12); // installed without a read below it: v100's rts stays 100
         final long[][] before = p.versions(T, 1);
-        assertThat(p.install(T, 1, 150, FLAG_SPS)).isEqualTo(REFUSED);
+        assertThat(p.install(T, 1, 150, FLAG_SPS)).isEqualTo(SPS_IMMORTAL);
+        assertThat(p.immortalFloor()).as("where the writer's retry is floored").isEqualTo(200);
+        final Answer preattaching = read(1, 160, FLAG_SPS | FLAG_PREATTACH);
+        assertThat(preattaching.status).isEqualTo(SPS_IMMORTAL); // an early abort: the read does not run
+        assertThat(preattaching.wts).isEqualTo(200);
         final Answer spsRead = read(1, 150, FLAG_SPS);
         assertThat(spsRead.status).isEqualTo(SPS_STALE);
         assertThat(spsRead.wts).isEqualTo(200);
@@ -461,15 +466,18 @@ class ParticipantTest {
         assertThat(parkedSps.wts).isEqualTo(400);
         assertThat(parkedPlain.status).isEqualTo(OK);
         assertThat(parkedPlain.value).containsExactly(30);
+        assertThat(p.install(T, 1, 150, FLAG_SPS)).isEqualTo(SPS_IMMORTAL);
+        assertThat(p.immortalFloor()).as("the newest committed version, not the first above").isEqualTo(400);
         // Inserts: key 20 is absent; a blind write at 100 commits a value (an insert would raise the absence's rts),
         // an insert at 50 would be immortal.
         final long[] below = new long[1];
         assertThat(p.install(T, 20, 100)).isEqualTo(OK);
         assertThat(p.commit(T, 20, 100, new byte[] {1})).isEqualTo(OK);
-        assertThat(p.insert(T, 20, 50, below, FLAG_SPS)).isEqualTo(REFUSED);
+        assertThat(p.insert(T, 20, 50, below, FLAG_SPS)).isEqualTo(SPS_IMMORTAL);
+        assertThat(p.immortalFloor()).isEqualTo(100);
         assertThat(p.insert(T, 20, 50, below)).as("without SPS").isEqualTo(OK);
         assertThat(p.rollback(T, 20, 50)).isEqualTo(OK);
-        assertThat(p.spsRefusals()).containsExactly(2, 2);
+        assertThat(p.spsRefusals()).containsExactly(2, 4);
         assertThat(p.violation()).isNull();
     }
 
