@@ -319,8 +319,9 @@ public final class LineCache {
      * second rule departs from §5.1.2, whose three drop conditions drop it and let the reader resend after
      * C·RTT/N_r: the wait is for a verb in flight, never a lock, and the answer is what the resend would have found.
      * OFF by default: with it, two writers' longest XLock wait goes past SelccHotLineFairnessSimTest's writer bound
-     * (945-1,523 us; 604-663 us without) while the readers' falls (288-578 us; 804-1,063 us without). TODO(selread),
-     * package doc: what selcc23 ruled out.
+     * (945-1,523 us; 604-663 us without) while the readers' falls (288-578 us; 804-1,063 us without). selcc24: with
+     * the PeerWrShared wait and the priority yield below the writers keep it (301-359 us) but two writers starve the
+     * readers again (1,400-1,517 us). TODO(selread), package doc.
      */
     private final boolean readerGrants = Boolean.parseBoolean(System.getProperty("scythe.selcc.readerGrants", "false"));
     private final ReaderSpin readerSpin = new ReaderSpin(SelccModule.spinNs(), SelccModule.SPIN_MIN_PRIORITY,
