@@ -319,8 +319,9 @@ public final class LineCache {
      * second rule departs from §5.1.2, whose three drop conditions drop it and let the reader resend after
      * C·RTT/N_r: the wait is for a verb in flight, never a lock, and the answer is what the resend would have found.
      * OFF by default: with it, two writers' longest XLock wait goes past SelccHotLineFairnessSimTest's writer bound
-     * (945-1,523 us; 604-663 us without) while the readers' falls (288-578 us; 804-1,063 us without). TODO(selread),
-     * package doc: what selcc23 ruled out.
+     * (945-1,523 us; 604-663 us without) while the readers' falls (288-578 us; 804-1,063 us without). selcc24: with
+     * the PeerWrShared wait and the priority yield below the writers keep it (301-359 us) but two writers starve the
+     * readers again (1,400-1,517 us). TODO(selread), package doc.
      */
     private final boolean readerGrants = Boolean.parseBoolean(System.getProperty("scythe.selcc.readerGrants", "false"));
     private final ReaderSpin readerSpin = new ReaderSpin(SelccModule.spinNs(), SelccModule.SPIN_MIN_PRIORITY,
@@ -1475,9 +1476,10 @@ public final class LineCache {
             responder.reply(Invalidation.status(Invalidation.NOT_HELD)); // invalidated or evicted already
             return;
         }
-        if (kind == Invalidation.PEER_WR_SHARED && f.upgrading && f.memo == Memo.S && requester < me) {
+        if (kind == Invalidation.PEER_WR_SHARED && f.upgrading && f.memo == Memo.S && yields(f, requester, priority)) {
             // The symmetric upgrade race: both want X from S. The lower participant wins: this upgrade yields (drops
-            // its Shared before its next CAS) and says so, so the sender CASes again rather than giving up.
+            // its Shared before its next CAS) and says so, so the sender CASes again rather than giving up. With the
+            // reader grants, the higher priority wins first (selcc24, below).
             f.yieldTo = requester;
             Stats.count("upgrade race: yielding to a lower participant");
             responder.reply(Invalidation.status(Invalidation.YIELDING));
@@ -1505,6 +1507,17 @@ public final class LineCache {
                 responder, true));
             return;
         }
+        if (kind == Invalidation.PEER_WR_SHARED && readerGrants && f.busy && f.serving && f.pending != null
+            && !waited) {
+            // A reader busy serving another writer's invalidation (its release FAA in flight): answered once that
+            // lands, as a PeerRd is (selcc24). Dropped, the second of two writers invalidating the same readers lost
+            // every round to the first (each reader busy with the first's message) and waited its resend interval:
+            // SelccHotLineFairnessSimTest's two writers, 1,523 us for one XLock with the grants on.
+            Stats.count("PeerWrShared kept until the serve in flight landed");
+            f.pending.onComplete(done -> decide(kind, requester, priority, senderMayWait, line, to, told,
+                responder, true));
+            return;
+        }
         if (!f.idle()) {
             if (!f.busy) {
                 f.wanted = true; // local transactions hold it: the lease starts counting
@@ -1519,6 +1532,23 @@ public final class LineCache {
             return;
         }
         serve(f, kind, requester, to, told, responder);
+    }
+
+    /**
+     * Whether this loop's upgrade of {@code f} yields to a writer's PeerWrShared from {@code requester} sent at
+     * {@code priority}. Without the reader grants the lower participant always wins (a deterministic tie-break). With
+     * them, §5.3.2's order first: the higher priority wins, the lower participant among equals (selcc24). A writer
+     * that just granted the line to its readers keeps it Shared and upgrades for its next write at priority 1; by the
+     * tie-break alone it beat a starved writer of a higher number at every round (two writers: 1,523 us for one
+     * XLock, SelccHotLineFairnessSimTest). Both sides may yield on messages of different rounds: each then drops its
+     * Shared and CASes anew, one wins; no deadlock.
+     */
+    private boolean yields(final Frame f, final int requester, final int priority) {
+        if (!readerGrants) {
+            return requester < me;
+        }
+        final int own = Math.min(255, f.aged + f.round + 1);
+        return priority > own || priority == own && requester < me;
     }
 
     /** The sender's receive slot a copy is WRITten into (§4.4.1): its address and rkey, and the ticket to carry. */

@@ -534,8 +534,13 @@
  *       the wait on a busy holder only while it served a reader; the reader spin window re-checked at every round.
  *       By elimination the writers' loss is the wait of a PeerRd on a holder busy with a case-2 downgrade (answered
  *       once it lands, the reader's next FAA joins at once instead of a resend interval later); not traced, an
- *       inference. Next: trace "2 writers, seed 1" and gate that wait on the writers' PeerWr heard at the holder
- *       (a PeerWr to an X holder sets no reader spin window today).
+ *       inference. Traced by selcc24 (not that): the second writer's case-3 PeerWrShared was dropped by every reader
+ *       busy releasing for the first, and the first, Shared after its case-2 grant, won every upgrade race by the
+ *       participant tie-break at priority 1. With the grants on, a PeerWrShared to a reader busy serving waits for
+ *       that step, and an upgrade yields to the higher priority first: two writers' longest XLock 301/359 us; but then
+ *       the readers starve with two writers as without the grants (1,517/1,400 us: the writers hand the line to each
+ *       other by case 1, each reader's PeerRd reaching the old holder after it passed it on; a writers' spin window on
+ *       a starved reader's PeerRd did not help). TODO(selread): the readers' side with two writers; still OFF.
  *       The window's priority is capped at the deferral cap
  *       ({@code scythe.selcc.deferCap}, 8; selcc21b: priorities now age to 255).
  *       What held selcc21 back (selcc21b; found by selcc22): with it
