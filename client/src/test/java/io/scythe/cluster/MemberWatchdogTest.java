@@ -7,6 +7,8 @@ import com.hazelcast.core.HazelcastInstance;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.condition.EnabledIfSystemProperty;
+import org.junit.jupiter.api.parallel.Execution;
+import org.junit.jupiter.api.parallel.ExecutionMode;
 
 import java.io.IOException;
 import java.net.InetAddress;
@@ -22,7 +24,10 @@ import static org.assertj.core.api.Assertions.assertThat;
  * seeds come back as a smaller cluster whose master never dials a non-seed. In-JVM members on loopback, built as every
  * Scythe process builds its own ({@link ClusterAccess#hazelcastConfig()}): one seed (as the TSO), two non-seeds (as
  * compute nodes) joining by it.
+ * <p>
+ * Runs beside {@link PausedPeerIoSpinTest}'s scenarios (its own cluster name; it mostly waits out heartbeat timeouts).
  */
+@Execution(ExecutionMode.CONCURRENT)
 class MemberWatchdogTest {
     private static final String SECRET = "sixteen-chars-or-more";
     private static final AtomicInteger CLUSTERS = new AtomicInteger();
