@@ -29,10 +29,11 @@ import static org.assertj.core.api.Assertions.assertThat;
  * IO.thread-out-*} threads: with the old configuration one of them spins (CI 203: 18 s of CPU in 25 s) and every other
  * connection it serves starves.
  * <p>
- * Each scenario mostly waits (a child JVM's start, a heartbeat timeout, the measured window), so the scenarios run
- * side by side (client/pom.xml enables JUnit's parallel execution for classes that ask for it); each counts only the
- * output threads of its own cluster's members, whose thread names carry the cluster's name (issue 23 §1: the class
- * took 45 s of the suite's ten minutes).
+ * The scenarios mostly wait (a child JVM's start, a heartbeat timeout, the measured window), so the class runs beside
+ * {@link MemberWatchdogTest} (client/pom.xml enables JUnit's parallel execution for classes that ask for it; issue 23
+ * §1): each scenario counts only the output threads of its own cluster's members, whose thread names carry the
+ * cluster's name. Its own scenarios run one after the other: side by side, at load ~110, neither child JVM joined
+ * within the 60 s bound.
  */
 @Execution(ExecutionMode.CONCURRENT)
 class PausedPeerIoSpinTest {
@@ -177,6 +178,7 @@ class PausedPeerIoSpinTest {
      * (map calls through the window; a spinning thread: 2.1-3.8 s).
      */
     @Test
+    @Execution(ExecutionMode.SAME_THREAD)
     void shouldNotSpinAnOutputThreadOnAPausedRemovedComputeNode() throws Exception {
         assertThat(pausedComputeNodeOutputCpuMs(UnaryOperator.identity())).isLessThan(1_000);
     }
@@ -187,6 +189,7 @@ class PausedPeerIoSpinTest {
      * so this runs on request only ({@code -Dscythe.test.spin=true}).
      */
     @Test
+    @Execution(ExecutionMode.SAME_THREAD)
     @EnabledIfSystemProperty(named = "scythe.test.spin", matches = "true")
     void shouldSpinAnOutputThreadWithHazelcastsDefaultRetention() throws Exception {
         assertThat(pausedComputeNodeOutputCpuMs(c -> c.setProperty(
@@ -200,6 +203,7 @@ class PausedPeerIoSpinTest {
      * watchdog ({@link #measureAPausedSeedWithoutTheWatchdog}), 0.23 s with it (1 s timeout; 0.87 s with 2 s).
      */
     @Test
+    @Execution(ExecutionMode.SAME_THREAD)
     void shouldCloseAConnectionToAPausedSeedStuckInTheHandshake() throws Exception {
         final List<MemberWatchdog> watchdogs = new ArrayList<>();
         final long cpuMs = pausedMemberOutputCpuMs(true, c -> {
@@ -220,6 +224,7 @@ class PausedPeerIoSpinTest {
 
     /** As {@link #shouldCloseAConnectionToAPausedSeedStuckInTheHandshake}, without {@link MemberWatchdog} (on request). */
     @Test
+    @Execution(ExecutionMode.SAME_THREAD)
     @EnabledIfSystemProperty(named = "scythe.test.spin", matches = "true")
     void measureAPausedSeedWithoutTheWatchdog() throws Exception {
         System.out.println("paused seed, no watchdog: output CPU ms " + pausedMemberOutputCpuMs(true, c -> {
