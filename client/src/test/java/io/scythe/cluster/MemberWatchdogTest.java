@@ -58,6 +58,26 @@ class MemberWatchdogTest {
         return hz;
     }
 
+    /**
+     * Starts the seed again on its port. The port was free when picked, but while the seed was down an outgoing
+     * connection of this JVM (PausedPeerIoSpinTest runs beside this class) may have taken it from the ephemeral
+     * range for a while: the bind is tried again for up to 30 s.
+     */
+    private HazelcastInstance restartOn(final Config config) throws InterruptedException {
+        final long deadline = System.nanoTime() + 30_000_000_000L;
+        while (true) {
+            try {
+                return start(config);
+            } catch (final com.hazelcast.core.HazelcastException e) {
+                if (System.nanoTime() > deadline) {
+                    throw e;
+                }
+                System.out.println("the seed's restart failed (" + e.getMessage() + "), trying again");
+                Thread.sleep(500);
+            }
+        }
+    }
+
     private static MemberWatchdog watchdog(final Config config) {
         return config.getListenerConfigs().stream().map(ListenerConfig::getImplementation)
             .filter(MemberWatchdog.class::isInstance).map(MemberWatchdog.class::cast).findFirst().orElseThrow();
@@ -105,7 +125,7 @@ class MemberWatchdogTest {
         awaitSize(cn0, 2, 30_000);
         // Written while no seed is a member: present after the merge (the map's merge policy, put-if-absent).
         cn0.getMap("seedless").put("k", "written without a seed");
-        final HazelcastInstance back = start(config(cluster, "tso", s, seed)); // the seed restarts: a cluster of 1
+        final HazelcastInstance back = restartOn(config(cluster, "tso", s, seed)); // the seed restarts: a cluster of 1
         assertThat(back.getCluster().getMembers()).hasSize(1);
         return new Split(back, cn0, cn1, cn0Config, cn1Config);
     }

@@ -77,6 +77,13 @@ class PausedPeerIoSpinTest {
         return threadName.startsWith("hz." + cluster + "-") && threadName.contains(".IO.thread-out");
     }
 
+    /** How many Hazelcast output I/O threads of {@code cluster}'s members this JVM has. */
+    private static long outputThreads(final String cluster) {
+        final ThreadMXBean threads = ManagementFactory.getThreadMXBean();
+        return java.util.Arrays.stream(threads.getThreadInfo(threads.getAllThreadIds()))
+            .filter(info -> info != null && isOutputThreadOf(cluster, info.getThreadName())).count();
+    }
+
     /** CPU time (ns) of every Hazelcast output I/O thread of {@code cluster}'s members in this JVM. */
     private static long outputCpuNanos(final String cluster) {
         final ThreadMXBean threads = ManagementFactory.getThreadMXBean();
@@ -157,6 +164,8 @@ class PausedPeerIoSpinTest {
         }
         // Counted from the STOP, not from the removal: a dial between the first suspicion and the removal (a
         // non-master re-dialling for its own heartbeats or operations) counts too (review stop57 #4).
+        // The filter must see the members' output threads, or the bound below would hold with nothing measured.
+        assertThat(outputThreads(cluster)).as("output I/O threads of %s's members in this JVM", cluster).isPositive();
         final long before = outputCpuNanos(cluster);
         signal("STOP", cn.pid());
         awaitSize(tso, 2);

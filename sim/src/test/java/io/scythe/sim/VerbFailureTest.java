@@ -21,9 +21,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 class VerbFailureTest extends SimVertxTest {
     /**
      * Seeds per row: 25 (each row's abort path gives a loop up within them), {@code -Dscythe.sim.verbFailSeeds=N}
-     * for more. The longer sweep is the CLI's, e.g. {@code scythe sim --explore 200 --verb-fail-rate 0.02
-     * --verb-fail-kinds read,write --protocols ford-occ,farm-occ} (README, "Verb faults"); 100 a row here took a
-     * minute of the suite's ten (issue 23 §1).
+     * for more; 100 a row here took a minute of the suite's ten (issue 23 §1). The rows' old 100 seeds, by the CLI
+     * (README, "Verb faults"; it does not count the abort path): row 1 {@code scythe sim --explore 100 --seed 1
+     * --verb-fail-rate 0.02 --verb-fail-kinds faa --protocols scythe}, rows 2 and 3 {@code ... --verb-fail-kinds
+     * read,write --protocols ford-occ,farm-occ}, row 4 {@code ... --verb-fail-kinds cas --protocols ford-occ}.
      */
     private static final int SEEDS = Integer.getInteger("scythe.sim.verbFailSeeds", 25);
     private static final double RATE = 0.02;
