@@ -57,11 +57,6 @@ class JoinPatientlyTest {
         assertThat(attempts).hasValue(1);
     }
 
-    /**
-     * A 3 s timeout and 50 ms pauses: at least two attempts even when the JVM stalls for a second (the client module
-     * runs this class beside Hazelcast scenarios, client/pom.xml; with 300 ms one 250 ms stall left one attempt), at
-     * most one per pause.
-     */
     @Test
     void shouldGiveUpWhenTheTimeoutPassed() {
         final AtomicInteger attempts = new AtomicInteger();
@@ -70,11 +65,11 @@ class JoinPatientlyTest {
         assertThatThrownBy(() -> ClusterAccess.joinPatiently(() -> {
             attempts.incrementAndGet();
             return Future.failedFuture(unstable());
-        }, cleanups::incrementAndGet, 3_000, 50, l -> { })).isInstanceOf(HazelcastException.class)
+        }, cleanups::incrementAndGet, 300, 50, l -> { })).isInstanceOf(HazelcastException.class)
             .hasMessageContaining("not stable");
-        assertThat(attempts.get()).isBetween(2, 61);
+        assertThat(attempts.get()).isBetween(2, 7);
         assertThat(cleanups.get()).as("the last refused attempt's member shut down too").isEqualTo(attempts.get());
-        assertThat((System.nanoTime() - start) / 1_000_000).isLessThan(8_000);
+        assertThat((System.nanoTime() - start) / 1_000_000).isLessThan(5_000);
     }
 
     /**

@@ -7,8 +7,6 @@ import com.hazelcast.core.HazelcastInstance;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.condition.EnabledIfSystemProperty;
-import org.junit.jupiter.api.parallel.Execution;
-import org.junit.jupiter.api.parallel.ExecutionMode;
 
 import java.io.IOException;
 import java.net.InetAddress;
@@ -24,10 +22,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * seeds come back as a smaller cluster whose master never dials a non-seed. In-JVM members on loopback, built as every
  * Scythe process builds its own ({@link ClusterAccess#hazelcastConfig()}): one seed (as the TSO), two non-seeds (as
  * compute nodes) joining by it.
- * <p>
- * Runs beside {@link PausedPeerIoSpinTest} (its own cluster name; it mostly waits out heartbeat timeouts).
  */
-@Execution(ExecutionMode.CONCURRENT)
 class MemberWatchdogTest {
     private static final String SECRET = "sixteen-chars-or-more";
     private static final AtomicInteger CLUSTERS = new AtomicInteger();
@@ -60,8 +55,8 @@ class MemberWatchdogTest {
 
     /**
      * Starts the seed again on its port. The port was free when picked, but while the seed was down an outgoing
-     * connection of this JVM (PausedPeerIoSpinTest runs beside this class) may have taken it from the ephemeral
-     * range for a while: the bind is tried again for up to 30 s.
+     * connection on this host may have taken it from the ephemeral range for a while: the bind is tried again for up
+     * to 30 s.
      */
     private HazelcastInstance restartOn(final Config config) throws InterruptedException {
         final long deadline = System.nanoTime() + 30_000_000_000L;
@@ -114,8 +109,8 @@ class MemberWatchdogTest {
         awaitSize(first, 3, 60_000);
         first.getMap("before").put("k", "seed side");
         // Its replicas on the compute nodes in place before the seed goes: right after the joins the partitions are
-        // still migrating, and under load (about 87, run beside PausedPeerIoSpinTest) the entry was lost with the
-        // seed, read back null after the merge; the put's synchronous backup is waited for 1 s at most (cluster.xml).
+        // still migrating, and under load (about 87) the entry was lost with the seed, read back null after the
+        // merge; the put's synchronous backup is waited for 1 s at most (cluster.xml).
         final long safeBy = System.nanoTime() + 60_000_000_000L;
         while (!first.getPartitionService().isClusterSafe()) {
             assertThat(System.nanoTime()).as("the partitions' replicas in sync").isLessThan(safeBy);
