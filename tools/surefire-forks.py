@@ -15,7 +15,9 @@ section = log[log.index('(two-forks) @ scythe-recovery'):]
 section = section[:section.index('Reactor Summary')]
 recovery_tests = Path(__file__).resolve().parent.parent / 'recovery/src/test/java/io/scythe/cluster'
 times = {m.group(2): float(m.group(1))
-         for m in re.finditer(r'Time elapsed: ([0-9.]+) s -- in io\.scythe\.cluster\.(\S+)', section)
+         # A failed class's line has '<<< FAILURE! ' or '<<< ERROR! ' before '-- in': its time counts as well.
+         for m in re.finditer(r'Time elapsed: ([0-9.]+) s (?:<<< (?:FAILURE|ERROR)! )?-- in io\.scythe\.cluster\.(\S+)',
+                              section)
          if (recovery_tests / (m.group(2).split('$')[0] + '.java')).exists()}
 for arg in sys.argv[2:]:
     name, seconds = arg.split('=')

@@ -219,6 +219,10 @@ class MemoryNodeReplicationProcessTest {
         final long rejoinedMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
         System.out.println("MN rejoin: replacement mn2 ready after " + upMs + " ms, rejoined after " + rejoinedMs
             + " ms (polled every 50 ms): " + rejoinedLine(cluster));
+        // mn2 logs its full rejoin when it hears the configuration the driving CN published, on its own time: after
+        // the CN's line (suitetime6's run at load ~70 read mn2's log first and missed it).
+        ProcessClusters.eventually("mn2 logs that it rejoined with full copies", 30_000,
+            () -> cluster.node("mn2").logText().contains("rejoined in memory-node configuration epoch"));
         assertThat(cluster.node("mn2").logText()).contains("replaces memory node process pid")
             .contains("rejoined in memory-node configuration epoch");
         final long[][] moves = {{2, 5, 6}, {1, 8, 2}, {11, 0, 9}};
