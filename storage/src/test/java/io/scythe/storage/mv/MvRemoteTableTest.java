@@ -209,15 +209,22 @@ class MvRemoteTableTest {
         reclaimer.setUncaughtExceptionHandler((t, e) -> failure.set(e));
         reclaimer.start();
         final List<Future<Void>> done = new ArrayList<>();
-        final List<LoopDriver> drivers = new ArrayList<>();
+        // Both loops add their driver at once: a plain ArrayList could throw there (CI 219: one add read the empty
+        // array and the other's size, an ArrayIndexOutOfBoundsException on the loop, so that loop's promise never
+        // completed and the test hung 120 s). And whatever a loop throws now fails its promise at once.
+        final List<LoopDriver> drivers = new java.util.concurrent.CopyOnWriteArrayList<>();
         for (int loop = 1; loop <= 2; loop++) {
             final int boardSlot = loop - 1;
             final Context context = loops.get(loop);
             final Promise<Void> finished = Promise.promise();
             context.runOnContext(v -> {
-                final LoopDriver driver = new LoopDriver(boardSlot, remote(table), pointers, clock, history);
-                drivers.add(driver);
-                driver.run().onComplete(finished);
+                try {
+                    final LoopDriver driver = new LoopDriver(boardSlot, remote(table), pointers, clock, history);
+                    drivers.add(driver);
+                    driver.run().onComplete(finished);
+                } catch (final RuntimeException | Error e) {
+                    finished.tryFail(e);
+                }
             });
             done.add(finished.future());
         }
