@@ -132,14 +132,20 @@ class TsoTest {
     @Test
     void shouldHandOutUniqueIncreasingTimestampsToManyConcurrentFlowsWithFewFetches() throws Exception {
         final List<Context> loops = List.of(vertx.getOrCreateContext(), vertx.getOrCreateContext());
-        final List<TsoGroup> groups = new ArrayList<>();
+        // Added to from both loops at once: an ArrayList can throw there, leaving that loop's promise for ever
+        // (as MvRemoteTableTest did in CI 219); a throw on a loop fails its promise.
+        final List<TsoGroup> groups = new java.util.concurrent.CopyOnWriteArrayList<>();
         final List<Future<List<long[]>>> runs = new ArrayList<>();
         for (final Context loop : loops) {
             final Promise<List<long[]>> done = Promise.promise();
             loop.runOnContext(v -> {
-                final TsoGroup g = group();
-                groups.add(g);
-                run(g, 64, 100).onComplete(done);
+                try {
+                    final TsoGroup g = group();
+                    groups.add(g);
+                    run(g, 64, 100).onComplete(done);
+                } catch (final RuntimeException | Error e) {
+                    done.tryFail(e);
+                }
             });
             runs.add(done.future());
         }
