@@ -1,10 +1,5 @@
 package io.scythe.cluster;
 
-import com.hazelcast.nio.ObjectDataInput;
-import com.hazelcast.nio.ObjectDataOutput;
-import com.hazelcast.spi.merge.MergingValue;
-import com.hazelcast.spi.merge.SplitBrainMergePolicy;
-
 /**
  * The split-brain merge policy of the maps holding one epoch-numbered document (configured in {@code cluster.xml}):
  * {@code scythe.mnconfig}, the memory-node configuration, and {@code scythe.routing}, the shard map. Each value is the
@@ -16,22 +11,15 @@ import com.hazelcast.spi.merge.SplitBrainMergePolicy;
  * epoch within a side; two sides that each wrote that epoch cannot both be kept) the existing side's stays, as the
  * default would; a value with no readable epoch ranks below every readable one.
  */
-public final class HigherEpochMergePolicy implements SplitBrainMergePolicy<Object, MergingValue<Object>, Object> {
+public final class HigherEpochMergePolicy extends KeepRankedMergePolicy {
 
     /** For Hazelcast, which creates it by its class name. */
     public HigherEpochMergePolicy() {
     }
 
     @Override
-    public Object merge(final MergingValue<Object> merging, final MergingValue<Object> existing) {
-        if (existing == null) {
-            return merging.getRawValue();
-        }
-        if (merging == null) {
-            return existing.getRawValue();
-        }
-        return epochOf(merging.getDeserializedValue()) > epochOf(existing.getDeserializedValue())
-            ? merging.getRawValue() : existing.getRawValue();
+    boolean prefersMerging(final Object in, final Object have) {
+        return epochOf(in) > epochOf(have);
     }
 
     /** The {@code epoch} of a JSON text, or -1 when it is none (not text, not JSON, no numeric epoch). */
@@ -45,15 +33,5 @@ public final class HigherEpochMergePolicy implements SplitBrainMergePolicy<Objec
         } catch (final RuntimeException notJson) {
             return -1;
         }
-    }
-
-    @Override
-    public void writeData(final ObjectDataOutput out) {
-        // stateless
-    }
-
-    @Override
-    public void readData(final ObjectDataInput in) {
-        // stateless
     }
 }

@@ -1,10 +1,5 @@
 package io.scythe.cluster;
 
-import com.hazelcast.nio.ObjectDataInput;
-import com.hazelcast.nio.ObjectDataOutput;
-import com.hazelcast.spi.merge.MergingValue;
-import com.hazelcast.spi.merge.SplitBrainMergePolicy;
-
 /**
  * The split-brain merge policy of {@code scythe.epochs} (configured for that map only, in {@code cluster.xml}): of an
  * entry both sides of a split hold, the higher value stays.
@@ -17,35 +12,14 @@ import com.hazelcast.spi.merge.SplitBrainMergePolicy;
  * incarnation whose claim lost finds it so and leaves ({@link EpochClaims#conflict}). A value that is not a number
  * (none is written there) keeps the existing side's, as the default would.
  */
-public final class HigherValueMergePolicy implements SplitBrainMergePolicy<Object, MergingValue<Object>, Object> {
+public final class HigherValueMergePolicy extends KeepRankedMergePolicy {
 
     /** For Hazelcast, which creates it by its class name. */
     public HigherValueMergePolicy() {
     }
 
     @Override
-    public Object merge(final MergingValue<Object> merging, final MergingValue<Object> existing) {
-        if (existing == null) {
-            return merging.getRawValue();
-        }
-        if (merging == null) {
-            return existing.getRawValue();
-        }
-        final Object in = merging.getDeserializedValue();
-        final Object have = existing.getDeserializedValue();
-        if (in instanceof Long a && have instanceof Long b) {
-            return a > b ? merging.getRawValue() : existing.getRawValue();
-        }
-        return existing.getRawValue();
-    }
-
-    @Override
-    public void writeData(final ObjectDataOutput out) {
-        // stateless
-    }
-
-    @Override
-    public void readData(final ObjectDataInput in) {
-        // stateless
+    boolean prefersMerging(final Object in, final Object have) {
+        return in instanceof Long a && have instanceof Long b && a > b;
     }
 }

@@ -159,15 +159,7 @@ class CalvinClusterProcessTest {
                 " read on " + cn + " after cn1's rejoin");
             assertThat(sum).as("money conserved after cn1's rejoin").isZero();
         }
-        ProcessClusters.eventually("no lock request left queued after cn1's rejoin", 10_000, () -> {
-            try {
-                final JsonObject cn0 = module(cluster, "cn0");
-                return cn0.getLong("locksQueued") == 0 && cn0.getLong("takenOverLocksQueued") == 0
-                    && module(cluster, "cn1").getLong("locksQueued") == 0;
-            } catch (final Exception e) {
-                return false;
-            }
-        });
+        awaitNoLockQueued(cluster, "cn1's rejoin", 10_000);
         assertThat(module(cluster, "cn0").getLong("rejoinedHere")).as("restarted nodes cn0 let in").isEqualTo(1L);
     }
 
@@ -218,7 +210,20 @@ class CalvinClusterProcessTest {
             + "moves in doubt on top of the %d committed gives every key's value %s (expected from the committed: %s)",
             inDoubt.size(), committed, java.util.Arrays.toString(values), java.util.Arrays.toString(expected))
             .isGreaterThanOrEqualTo(0);
-        ProcessClusters.eventually("no lock request left queued after mn1's death", 30_000, () -> {
+        awaitNoLockQueued(cluster, "mn1's death", 30_000);
+    }
+
+    /** What compute node {@code cn}'s health shows of its CALVIN node. */
+    private static JsonObject module(final LocalCluster cluster, final String cn) throws Exception {
+        final JsonObject module = new JsonObject(ProcessClusters.get(cluster, cn, "/health")).getJsonObject("module");
+        assertThat(module).as(cn + "'s health shows its CALVIN node").isNotNull();
+        return module;
+    }
+
+    /** Waits until neither CN has a lock request queued (cn0 also none taken over from a dead owner). */
+    private static void awaitNoLockQueued(final LocalCluster cluster, final String after, final long withinMs)
+        throws InterruptedException {
+        ProcessClusters.eventually("no lock request left queued after " + after, withinMs, () -> {
             try {
                 final JsonObject cn0 = module(cluster, "cn0");
                 return cn0.getLong("locksQueued") == 0 && cn0.getLong("takenOverLocksQueued") == 0
@@ -227,12 +232,5 @@ class CalvinClusterProcessTest {
                 return false;
             }
         });
-    }
-
-    /** What compute node {@code cn}'s health shows of its CALVIN node. */
-    private static JsonObject module(final LocalCluster cluster, final String cn) throws Exception {
-        final JsonObject module = new JsonObject(ProcessClusters.get(cluster, cn, "/health")).getJsonObject("module");
-        assertThat(module).as(cn + "'s health shows its CALVIN node").isNotNull();
-        return module;
     }
 }
